@@ -1,0 +1,4 @@
+#ifndef CSODIUM_SHIM_H
+#define CSODIUM_SHIM_H
+#include <sodium.h>
+#endif

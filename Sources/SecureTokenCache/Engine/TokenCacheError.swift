@@ -1,0 +1,142 @@
+/// The one error type every throwing API of this package throws.
+///
+/// Match on ``code``; show ``message`` to a person: it says what happened and what to do, and it
+/// never contains a token, a user name or any other secret. A C library's own report, when there
+/// was one, is kept in ``underlying``.
+public struct TokenCacheError: Error, Sendable, CustomStringConvertible {
+    /// What kind of failure this is. Extensible: new codes may be added in later versions.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        /// A stable, machine-readable name such as `"collectionLocked"`.
+        public let name: String
+
+        private init(_ name: String) { self.name = name }
+
+        public var description: String { name }
+
+        // MARK: Input
+
+        /// A token response from the server could not be understood; nothing was stored.
+        public static let malformedResponse = Code("malformedResponse")
+        /// An MSAL (or ADAL) JSON cache could not be read; nothing was imported.
+        public static let malformedCache = Code("malformedCache")
+        /// An argument was invalid (an empty client id, an unknown store kind, ...).
+        public static let invalidArgument = Code("invalidArgument")
+        /// The requested entry, account or group does not exist.
+        public static let notFound = Code("notFound")
+        /// More than one account is signed in where one was expected.
+        public static let multipleAccounts = Code("multipleAccounts")
+
+        // MARK: Storage and keys
+
+        /// A stored record failed to open: the group's files are damaged or were tampered with.
+        /// The damaged file was copied to the group's `quarantine/` folder.
+        public static let storeCorrupted = Code("storeCorrupted")
+        /// The key does not open this group: a wrong passphrase or a wrong key file.
+        public static let wrongKey = Code("wrongKey")
+        /// A file or directory has permissions or ownership that would expose tokens.
+        public static let insecurePermissions = Code("insecurePermissions")
+        /// Another process held the group's lock for longer than the configured wait.
+        public static let lockTimeout = Code("lockTimeout")
+        /// The disk (or the file-size limit) is full; the write was rolled back.
+        public static let diskFull = Code("diskFull")
+        /// A file-system operation failed.
+        public static let ioFailure = Code("ioFailure")
+        /// A libsodium call failed.
+        public static let cryptoFailure = Code("cryptoFailure")
+        /// The group was written by a newer version of this library.
+        public static let unsupportedFormat = Code("unsupportedFormat")
+
+        // MARK: Secret Service
+
+        /// No D-Bus session bus is reachable (`DBUS_SESSION_BUS_ADDRESS` unset or dead).
+        public static let noSessionBus = Code("noSessionBus")
+        /// The session bus has no Secret Service (`org.freedesktop.secrets`) on it.
+        public static let secretServiceUnavailable = Code("secretServiceUnavailable")
+        /// The keyring collection is locked; unlock it (or allow interaction) and retry.
+        public static let collectionLocked = Code("collectionLocked")
+        /// Unlocking needs a prompt, but the caller did not allow interaction.
+        public static let interactionNotAllowed = Code("interactionNotAllowed")
+        /// A Secret Service call did not answer in time.
+        public static let keyringTimeout = Code("keyringTimeout")
+        /// The Secret Service reported another failure.
+        public static let keyringFailure = Code("keyringFailure")
+
+        // MARK: Token acquisition
+
+        /// The user must sign in interactively: no usable refresh token, or the server said so.
+        public static let interactionRequired = Code("interactionRequired")
+        /// The server issued a token but declined some of the requested scopes.
+        public static let serverDeclinedScopes = Code("serverDeclinedScopes")
+        /// The token endpoint could not be reached, or did not answer in time.
+        public static let network = Code("network")
+        /// The token endpoint answered with an error that is not the user's to fix.
+        public static let serverError = Code("serverError")
+    }
+
+    /// A C library's own report of the failure.
+    public enum Underlying: Sendable, Equatable, CustomStringConvertible {
+        /// A GLib `GError` (domain, code, message), copied before it was freed.
+        case gError(domain: String, code: Int32, message: String)
+        /// A libsodium function's return code.
+        case sodium(function: String, returnCode: Int32)
+        /// An `errno` value from a system call.
+        case posix(call: String, errno: Int32)
+
+        public var description: String {
+            switch self {
+            case .gError(let domain, let code, let message): "\(domain) \(code): \(message)"
+            case .sodium(let function, let returnCode): "\(function) returned \(returnCode)"
+            case .posix(let call, let errno): "\(call): errno \(errno)"
+            }
+        }
+    }
+
+    /// What the OAuth server said, for ``Code/interactionRequired``, ``Code/serverError`` and
+    /// ``Code/serverDeclinedScopes``.
+    public struct ServerResponse: Sendable, Equatable {
+        /// The OAuth `error` value, such as `invalid_grant`.
+        public var error: String?
+        /// The Microsoft `suberror` value, such as `consent_required` or `client_mismatch`.
+        public var suberror: String?
+        /// The server's `correlation_id`, for support requests.
+        public var correlationId: String?
+        /// The HTTP status code.
+        public var httpStatus: Int?
+
+        /// A server answer with the given parts.
+        public init(error: String? = nil, suberror: String? = nil, correlationId: String? = nil, httpStatus: Int? = nil) {
+            self.error = error
+            self.suberror = suberror
+            self.correlationId = correlationId
+            self.httpStatus = httpStatus
+        }
+    }
+
+    /// What kind of failure this is.
+    public var code: Code
+    /// What happened and what to do about it, for a person. Never contains a secret.
+    public var message: String
+    /// A C library's own report, when there was one.
+    public var underlying: Underlying?
+    /// What the OAuth server said, when the failure came from it.
+    public var server: ServerResponse?
+
+    /// An error with the given parts.
+    public init(_ code: Code, _ message: String, underlying: Underlying? = nil, server: ServerResponse? = nil) {
+        self.code = code
+        self.message = message
+        self.underlying = underlying
+        self.server = server
+    }
+
+    public var description: String {
+        var text = "\(code): \(message)"
+        if let underlying { text += " (\(underlying))" }
+        if let server {
+            let parts = [server.error, server.suberror.map { "suberror \($0)" }, server.correlationId.map { "correlation id \($0)" }]
+                .compactMap { $0 }
+            if !parts.isEmpty { text += " [server: \(parts.joined(separator: ", "))]" }
+        }
+        return text
+    }
+}

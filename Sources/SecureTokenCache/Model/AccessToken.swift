@@ -1,0 +1,75 @@
+/// An access token entry (`AccessToken` section).
+///
+/// The typed properties are read from ``fields``, which holds every member as stored, unknown
+/// ones included, in their original order; writing the entry back writes ``fields``.
+public struct AccessToken: Sendable, Hashable {
+    /// Every member of the entry as stored.
+    public let fields: JSONObject
+
+    /// The token itself. Never log it.
+    public let secret: String
+    /// The user the token is for; `nil` for app-only tokens.
+    public let homeAccountId: HomeAccountId?
+    /// The cloud host the token came from.
+    public let environment: Environment
+    /// The client (application) id the token was issued to.
+    public let clientId: String
+    /// The tenant the token is for.
+    public let realm: String
+    /// The granted scopes (`target`).
+    public let scopes: Scopes
+    /// When the token was cached, in Unix seconds.
+    public let cachedAt: Int64?
+    /// When the token expires, in Unix seconds.
+    public let expiresOn: Int64
+    /// When the token's extended lifetime ends, in Unix seconds (`extended_expires_on`, or
+    /// `ext_expires_on` as some SDKs write it).
+    public let extendedExpiresOn: Int64?
+    /// When the SDK should proactively refresh the token, in Unix seconds.
+    public let refreshOn: Int64?
+    /// `Bearer` (the default), `pop` or `ssh-cert`.
+    public let tokenType: String
+    /// The key the token is bound to (PoP, SSH certificates).
+    public let keyId: String?
+    /// The extended cache key that isolates tokens of one request shape.
+    public let extCacheKey: String?
+
+    /// An entry from its stored members.
+    public init(fields: JSONObject) {
+        self.fields = fields
+        secret = fields.string("secret") ?? ""
+        homeAccountId = fields.string("home_account_id").flatMap { $0.isEmpty ? nil : HomeAccountId($0) }
+        environment = Environment(fields.string("environment") ?? "")
+        clientId = fields.string("client_id") ?? ""
+        realm = fields.string("realm") ?? ""
+        scopes = Scopes(target: fields.string("target") ?? "")
+        cachedAt = fields.seconds("cached_at")
+        expiresOn = fields.seconds("expires_on") ?? 0
+        extendedExpiresOn = fields.seconds("extended_expires_on") ?? fields.seconds("ext_expires_on")
+        refreshOn = fields.seconds("refresh_on")
+        let type = fields.string("token_type") ?? ""
+        tokenType = type.isEmpty ? "Bearer" : type
+        keyId = fields.string("key_id")
+        extCacheKey = fields.string("ext_cache_key").flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// Whether the token is expired at `now`, counting `margin` seconds before `expires_on` as
+    /// expired (MSAL uses 300 s).
+    public func isExpired(at now: Int64, margin: Int64 = 300) -> Bool { expiresOn <= now + margin }
+
+    /// Whether `refresh_on` has passed: the token is valid but should be renewed.
+    public func shouldRefresh(at now: Int64) -> Bool {
+        guard let refreshOn else { return false }
+        return refreshOn <= now
+    }
+
+    /// The key msal-python 1.39.0 files this entry under.
+    public var msalKey: String {
+        var parts = [
+            fields.string("home_account_id") ?? "", fields.string("environment") ?? "",
+            extCacheKey == nil ? "AccessToken" : "atext", clientId, realm, fields.string("target") ?? "",
+        ]
+        if let extCacheKey { parts.append(extCacheKey) }
+        return parts.joined(separator: "-").lowercased()
+    }
+}

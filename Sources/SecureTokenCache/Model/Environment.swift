@@ -1,0 +1,45 @@
+/// A cloud host and the alias group it belongs to.
+///
+/// An entry written by one SDK under `login.windows.net` must be found by an app configured for
+/// `login.microsoftonline.com`: hosts of one group are interchangeable for cache lookups. Any
+/// host outside the known groups (ADFS, B2C, CIAM) is a group of its own.
+public struct Environment: Sendable, Hashable, CustomStringConvertible {
+    /// The known alias groups; the first host of each is the one preferred for the network.
+    public static let aliasGroups: [[String]] = [
+        ["login.microsoftonline.com", "login.windows.net", "login.microsoft.com", "sts.windows.net"],
+        ["login.partner.microsoftonline.cn", "login.chinacloudapi.cn"],
+        ["login.microsoftonline.us", "login.usgovcloudapi.net"],
+        ["login-us.microsoftonline.com"],
+        ["login.microsoftonline.de"],
+        ["login.windows-ppe.net", "sts.windows-ppe.net", "login.microsoft-ppe.com"],
+    ]
+
+    private static let groupOfHost: [String: String] = {
+        var map: [String: String] = [:]
+        for group in aliasGroups { for host in group { map[host] = group[0] } }
+        return map
+    }()
+
+    /// The host as written in the cache entry or the authority (lower-cased).
+    public let host: String
+    /// The first host of the alias group: equal for every alias of one cloud.
+    public let group: String
+
+    /// The environment of a host name; case and a trailing dot do not matter.
+    public init(_ host: String) {
+        var normalised = host.lowercased()
+        if normalised.hasSuffix(".") { normalised.removeLast() }
+        self.host = normalised
+        self.group = Self.groupOfHost[normalised] ?? normalised
+    }
+
+    /// The hosts this one stands for in lookups: its alias group, or itself.
+    public var aliases: [String] {
+        Self.aliasGroups.first { $0[0] == group } ?? [host]
+    }
+
+    /// Whether two hosts are aliases of one cloud.
+    public func isAlias(of other: Environment) -> Bool { group == other.group }
+
+    public var description: String { host }
+}

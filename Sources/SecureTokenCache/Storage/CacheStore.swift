@@ -1,0 +1,167 @@
+/// The kind of a stored record. The raw value is part of every record's associated data, so a
+/// record cannot be moved to another kind unnoticed; never renumber.
+enum RecordKind: UInt8, Sendable, Hashable, CaseIterable {
+    case accessToken = 1
+    case refreshToken = 2
+    case idToken = 3
+    case account = 4
+    case appMetadata = 5
+    /// The order of the MSAL JSON sections (for byte-exact export).
+    case layout = 6
+    /// A top-level MSAL JSON section this engine does not know, kept verbatim.
+    case unknownSection = 7
+    /// Per-client sign-in state: signed in / signed out accounts, current and previous account.
+    case clientState = 8
+}
+
+/// The identity of a record in a group: its kind and a name unique within that kind (for an
+/// MSAL entry, its cache key).
+struct RecordID: Sendable, Hashable {
+    var kind: RecordKind
+    var name: String
+}
+
+/// One record in plaintext. Stores seal the payload before it leaves memory.
+struct Record: Sendable {
+    var id: RecordID
+    var payload: [UInt8]
+}
+
+/// One change to a group's records.
+enum RecordChange: Sendable {
+    case put(Record)
+    case delete(RecordID)
+
+    var id: RecordID {
+        switch self {
+        case .put(let record): record.id
+        case .delete(let id): id
+        }
+    }
+}
+
+/// Where a reader is in a store's history. Opaque to everything but the store that made it.
+struct StoreCursor: Sendable, Hashable {
+    /// The group's generation this cursor reflects.
+    var generation: UInt64
+    /// Changes when the store's history is rewritten (compaction, restore): a cursor from
+    /// another epoch can only be caught up by a reload.
+    var epoch: UInt64
+    /// A store-specific position (for the FileStore, the log offset after the last commit seen).
+    var position: UInt64
+
+    /// The cursor of a reader that has seen nothing.
+    static let start = StoreCursor(generation: 0, epoch: 0, position: 0)
+}
+
+/// What a reader must do to catch up with a store.
+enum StoreUpdate: Sendable {
+    /// Nothing changed since the cursor.
+    case unchanged(StoreCursor)
+    /// Apply these changes, in order, on top of what the cursor reflects.
+    case changes([RecordChange], StoreCursor)
+    /// Replace everything with these records (after a compaction by another process, say).
+    case reload([Record], StoreCursor)
+
+    /// The cursor after applying this update.
+    var cursor: StoreCursor {
+        switch self {
+        case .unchanged(let cursor), .changes(_, let cursor), .reload(_, let cursor): cursor
+        }
+    }
+}
+
+/// What a transaction body sees: the changes it must apply to catch up, and whether this
+/// commit will compact the store (then the body may add deletions of expired access tokens,
+/// which the engine purges at compaction).
+struct StoreTransaction: Sendable {
+    /// The changes since the caller's cursor, read under the group's lock.
+    var update: StoreUpdate
+    /// Whether the store will rewrite itself after this commit.
+    var compacting: Bool
+}
+
+/// The protection a group's data has at rest.
+public enum ProtectionLevel: String, Sendable, Hashable, CustomStringConvertible {
+    /// Sealed with a key held by the Secret Service (the desktop keyring).
+    case keyring
+    /// Sealed with a key derived from a passphrase (Argon2id).
+    case passphrase
+    /// Sealed with a key read from a key file (0600).
+    case keyFile
+    /// Held in process memory only; nothing is written anywhere.
+    case memoryOnly
+
+    public var description: String {
+        switch self {
+        case .keyring: "sealed with a key held by the Secret Service"
+        case .passphrase: "sealed with a passphrase-derived key (Argon2id)"
+        case .keyFile: "sealed with a key file"
+        case .memoryOnly: "in memory only, never written"
+        }
+    }
+}
+
+/// What a group is stored in, where, how it is protected and why it was chosen.
+public struct StoreDescription: Sendable, Hashable {
+    /// The kind of store.
+    public enum Kind: String, Sendable, Hashable {
+        /// The freedesktop Secret Service, through libsecret.
+        case keyring
+        /// The encrypted append-only file store.
+        case file
+        /// In process memory (tests, short-lived tools).
+        case memory
+    }
+
+    /// The kind of store.
+    public var kind: Kind
+    /// Where the data lives: a directory, or a Secret Service collection.
+    public var location: String
+    /// What protects the data at rest.
+    public var protection: ProtectionLevel
+    /// Why this store was chosen (for `auto`), in a sentence.
+    public var reason: String
+
+    /// A description with the given parts.
+    public init(kind: Kind, location: String, protection: ProtectionLevel, reason: String) {
+        self.kind = kind
+        self.location = location
+        self.protection = protection
+        self.reason = reason
+    }
+}
+
+/// A durable home for one group's records: the seam between the engine and the MemoryStore,
+/// the FileStore and the KeyringStore.
+///
+/// Every implementation keeps these promises:
+/// - ``currentGeneration()`` is one atomic load of a counter shared by every process that
+///   opened the group, bumped by every commit; the lookup hot path calls it and nothing else.
+/// - ``update(since:)`` never waits for a writer and returns only complete transactions.
+/// - ``transact(since:_:)`` runs under the group's cross-process lock, hands the body every
+///   change since the caller's cursor, persists the body's changes durably as one transaction
+///   (all or nothing), bumps the generation, and returns the cursor after the commit. If the
+///   body or the persistence throws, nothing is written.
+/// - Nothing is ever written in plaintext; a record that fails to open is an error, never an
+///   empty or shortened group.
+protocol CacheStore: AnyObject, Sendable {
+    /// What the store is, where, and how it protects the data.
+    var storeDescription: StoreDescription { get }
+
+    /// The group's shared generation counter: one atomic load.
+    func currentGeneration() -> UInt64
+
+    /// Everything the group holds, and the cursor after it.
+    func load() throws -> ([Record], StoreCursor)
+
+    /// What changed since `cursor`: only the records the caller has not seen.
+    func update(since cursor: StoreCursor) throws -> StoreUpdate
+
+    /// Runs one write transaction under the group's lock. Returns the cursor after the commit,
+    /// which already includes the body's own changes.
+    func transact(
+        since cursor: StoreCursor,
+        _ body: (StoreTransaction) throws -> [RecordChange]
+    ) throws -> StoreCursor
+}
