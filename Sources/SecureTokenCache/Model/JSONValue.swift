@@ -73,6 +73,11 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
         }
     }
 
+    /// Appends a member known not to be present yet (O(1); for building large objects).
+    mutating func appendUnchecked(key: String, value: JSONValue) {
+        members.append((key: key, value: value))
+    }
+
     /// The member names in order.
     public var keys: [String] { members.map(\.key) }
 

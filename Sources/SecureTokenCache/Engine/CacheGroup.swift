@@ -1,0 +1,218 @@
+import Glibc
+import HashTreeCollections
+import Synchronization
+
+/// A named cache shared by every app that opens it: the Linux analogue of a keychain access
+/// group. Open one per process and group; hand it to a ``TokenCache`` per client id.
+///
+/// Reads never touch the disk or D-Bus: the group holds an immutable index snapshot and, before
+/// each lookup, compares the store's shared generation counter with the snapshot's (one atomic
+/// load). Only when another process committed does it replay what it has not seen. Writes are
+/// transactions under the group's cross-process lock.
+public final class CacheGroup: Sendable {
+    /// The default group name, the macOS keychain access group of the Microsoft SDKs.
+    public static let defaultName = "com.microsoft.identity.universalstorage"
+
+    /// An index snapshot and the store position it reflects. A class, so taking a snapshot is
+    /// one retain.
+    final class Snapshot: Sendable {
+        let index: Index
+        let cursor: StoreCursor
+
+        init(index: Index, cursor: StoreCursor) {
+            self.index = index
+            self.cursor = cursor
+        }
+    }
+
+    /// The group's name.
+    public let name: String
+    let store: any CacheStore
+    let clock: @Sendable () -> Int64
+    private let current: Mutex<Snapshot>
+    /// Serialises catching up, so concurrent readers replay another process's write once.
+    private let catchUpLock = Mutex(())
+    /// Serialises this process's writers (the store's lock serialises processes).
+    private let writerLock = Mutex(())
+
+    /// Opens a group held in this process's memory only (tests, short-lived tools).
+    public convenience init(inMemory name: String = CacheGroup.defaultName) {
+        // A fresh memory store cannot fail to load.
+        try! self.init(name: name, store: MemoryStore(name: name))
+    }
+
+    init(name: String, store: any CacheStore, clock: @escaping @Sendable () -> Int64 = CacheGroup.systemClock) throws {
+        self.name = name
+        self.store = store
+        self.clock = clock
+        let (records, cursor) = try store.load()
+        current = Mutex(Snapshot(index: try RecordCodec.build(records), cursor: cursor))
+    }
+
+    /// Seconds since the Unix epoch, from the system clock.
+    static let systemClock: @Sendable () -> Int64 = {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Int64(now.tv_sec)
+    }
+
+    /// Where the group lives, what protects it, and why that store was chosen.
+    public var storeDescription: StoreDescription { store.storeDescription }
+
+    /// The group's generation: bumped by every commit of any process.
+    public var generation: UInt64 { store.currentGeneration() }
+
+    // MARK: - Reading
+
+    /// The latest snapshot: the current one when nothing changed (one atomic load and one
+    /// lock), else the current one caught up with what other processes committed.
+    func snapshot() throws -> Snapshot {
+        let generation = store.currentGeneration()
+        let snapshot = current.withLock { $0 }
+        if snapshot.cursor.generation == generation { return snapshot }
+        return try catchUp()
+    }
+
+    /// The index, fresh.
+    func index() throws -> Index { try snapshot().index }
+
+    private func catchUp() throws -> Snapshot {
+        try catchUpLock.withLock { _ in
+            let snapshot = current.withLock { $0 }
+            let update = try store.update(since: snapshot.cursor)
+            if case .unchanged(let cursor) = update, cursor == snapshot.cursor { return snapshot }
+            var index = snapshot.index
+            try RecordCodec.apply(update, to: &index)
+            return publish(Snapshot(index: index, cursor: update.cursor))
+        }
+    }
+
+    /// Installs `next` unless a newer snapshot is already there; returns the one installed.
+    @discardableResult
+    private func publish(_ next: Snapshot) -> Snapshot {
+        current.withLock { installed in
+            let newer =
+                next.cursor.epoch != installed.cursor.epoch
+                ? next.cursor.generation >= installed.cursor.generation || next.cursor.epoch > installed.cursor.epoch
+                : next.cursor.generation >= installed.cursor.generation
+            if newer { installed = next }
+            return installed
+        }
+    }
+
+    // MARK: - Writing
+
+    /// Runs `body` as one transaction: under the group's lock, on an index caught up with
+    /// every commit, persisting what it changed durably, all or nothing.
+    func write<Result>(_ body: (inout IndexTransaction) throws -> Result) throws -> Result {
+        var result: Result?
+        try writerLock.withLock { _ in
+            let start = current.withLock { $0 }
+            var caughtUp: Snapshot?
+            var written: Index?
+            do {
+                let cursor = try store.transact(since: start.cursor) { storeTransaction in
+                    var index = start.index
+                    try RecordCodec.apply(storeTransaction.update, to: &index)
+                    caughtUp = Snapshot(index: index, cursor: storeTransaction.update.cursor)
+                    var transaction = IndexTransaction(index)
+                    if storeTransaction.compacting {
+                        // Rule 7: expired access tokens go at compaction, not on reads.
+                        for id in index.expiredAccessTokens(now: clock()) { transaction.delete(id) }
+                    }
+                    result = try body(&transaction)
+                    written = transaction.index
+                    return transaction.recordChanges
+                }
+                if let written { publish(Snapshot(index: written, cursor: cursor)) }
+            } catch {
+                if let caughtUp { publish(caughtUp) }
+                throw error
+            }
+        }
+        return result!
+    }
+
+    // MARK: - Group-wide operations
+
+    /// Removes an account and everything of it, for every client of the group (a "wipe";
+    /// per-client sign-out is ``TokenCache/signOut(_:)``). Returns how many entries went.
+    @discardableResult
+    public func wipe(_ account: Account) throws -> Int {
+        let homeAccount = account.homeAccountId.normalised
+        return try write { transaction in
+            let doomed = transaction.index.entries(account: homeAccount)
+            for stored in doomed { transaction.delete(stored.id) }
+            for client in transaction.index.clientStates.keys {
+                transaction.updateClientState(client) { $0.forget(homeAccount) }
+            }
+            return doomed.count
+        }
+    }
+
+    /// Deletes every access token already expired. Returns how many went.
+    @discardableResult
+    public func purgeExpiredAccessTokens() throws -> Int {
+        try write { transaction in
+            let expired = transaction.index.expiredAccessTokens(now: clock())
+            for id in expired { transaction.delete(id) }
+            return expired.count
+        }
+    }
+
+    /// Merges an MSAL JSON cache (any SDK's) into the group in one transaction. Entries keep
+    /// their keys; an entry under a key the group already has replaces it in place. Returns the
+    /// number of entries imported. A malformed file throws `.malformedCache` and imports nothing.
+    @discardableResult
+    public func importMSAL(_ json: some Collection<UInt8>) throws -> Int {
+        let parsed = try MSALDocument.parse(json)
+        return try write { transaction in
+            MSALDocument.merge(parsed, into: &transaction)
+            return parsed.entryCount
+        }
+    }
+
+    /// The group as an MSAL JSON cache, byte for byte what msal-python 1.39.0's `serialize()`
+    /// writes for the same cache.
+    ///
+    /// - Parameter includeSecrets: when `false` (the default), secrets are left out: the
+    ///   result shows what is cached without exposing a token.
+    public func exportMSAL(includeSecrets: Bool = false) throws -> [UInt8] {
+        MSALDocument.export(try index(), includeSecrets: includeSecrets)
+    }
+
+    /// Counts of what the group holds.
+    public func statistics() throws -> Statistics {
+        let index = try index()
+        let now = clock()
+        var expired = 0
+        for stored in index.entries.values {
+            if case .accessToken(let token) = stored.entry, token.expiresOn <= now { expired += 1 }
+        }
+        var clients = Set<String>()
+        for stored in index.entries.values {
+            if let client = stored.entry.client { clients.insert(client) }
+        }
+        return Statistics(
+            countByKind: index.countByKind.filter { $0.value > 0 },
+            accounts: index.accountsByHome.count,
+            clients: clients.sorted(),
+            expiredAccessTokens: expired,
+            generation: store.currentGeneration()
+        )
+    }
+
+    /// Counts of what a group holds (for `cachetool status`).
+    public struct Statistics: Sendable, Hashable {
+        /// How many entries of each kind.
+        public var countByKind: [CredentialKind: Int]
+        /// How many distinct home accounts have an account entry.
+        public var accounts: Int
+        /// The client ids with entries in the group (lower-cased).
+        public var clients: [String]
+        /// How many access tokens have expired.
+        public var expiredAccessTokens: Int
+        /// The group's generation.
+        public var generation: UInt64
+    }
+}

@@ -1,0 +1,165 @@
+import HashTreeCollections
+
+/// One client's view of a cache group: its tokens, the accounts it sees, its sign-in state.
+///
+/// Every method is synchronous, thread-safe and `Sendable`; lookups run on an immutable
+/// snapshot (no disk, no D-Bus, no waiting for writers) and cost work proportional to what
+/// they return. Several `TokenCache`s (different client ids) may share one ``CacheGroup``.
+public final class TokenCache: Sendable {
+    /// The client (application) id, as given.
+    public let clientId: String
+    /// The group the cache reads and writes.
+    public let group: CacheGroup
+    /// The client id, lower-cased, as the index files it.
+    let client: String
+
+    /// A cache for `clientId` over `group`. Throws `.invalidArgument` for an empty client id.
+    public init(clientId: String, group: CacheGroup) throws {
+        guard !clientId.isEmpty else { throw TokenCacheError(.invalidArgument, "a TokenCache needs a non-empty client id") }
+        self.clientId = clientId
+        self.group = group
+        self.client = clientId.lowercased()
+    }
+
+    /// A cached access token, and whether it should be refreshed (`refresh_on` has passed).
+    public struct CachedAccessToken: Sendable, Hashable {
+        /// The token.
+        public let token: AccessToken
+        /// Whether `refresh_on` has passed: still valid, but the app should renew it.
+        public let shouldRefresh: Bool
+    }
+
+    // MARK: - Lookups
+
+    /// The bucket a lookup of `account` at `authority` reads: a `common`, `organizations` or
+    /// `consumers` authority stands for the account's home tenant (rule 3).
+    func bucket(account: Account, authority: Authority?, tokenType: String, tenant override: String? = nil) -> AccessTokenBucket {
+        let environment = authority?.environment ?? account.environment
+        let realm: String
+        if let override {
+            realm = override
+        } else if let authority, !authority.isMultiTenant {
+            realm = authority.tenant
+        } else {
+            realm = account.homeAccountId.tenantId?.lowercased() ?? account.realm.lowercased()
+        }
+        return AccessTokenBucket(
+            account: account.homeAccountId.normalised, environment: environment.group, realm: realm, client: client,
+            tokenType: tokenType == "Bearer" ? "bearer" : tokenType.lowercased(), extCacheKey: ""
+        )
+    }
+
+    /// The best unexpired access token for `scopes`, or `nil`.
+    ///
+    /// A token within 300 s of expiry counts as expired. Scopes match case-insensitively,
+    /// ignoring `openid`, `profile` and `offline_access`. A multi-tenant `authority` (or none)
+    /// means the account's home tenant; a token stored under the literal `common` realm (as
+    /// msal-python writes) is found too.
+    public func accessToken(
+        for scopes: Scopes,
+        account: Account,
+        authority: Authority? = nil,
+        tokenType: String = "Bearer"
+    ) throws -> CachedAccessToken? {
+        let index = try group.index()
+        return lookUp(index, scopes: scopes, account: account, authority: authority, tokenType: tokenType, now: group.clock())
+    }
+
+    func lookUp(_ index: Index, scopes: Scopes, account: Account, authority: Authority?, tokenType: String, now: Int64) -> CachedAccessToken? {
+        var found = index.accessToken(in: bucket(account: account, authority: authority, tokenType: tokenType), scopes: scopes, now: now)
+        if found == nil, let authority, authority.isMultiTenant {
+            found = index.accessToken(
+                in: bucket(account: account, authority: authority, tokenType: tokenType, tenant: authority.tenant), scopes: scopes, now: now)
+        }
+        return found.map { CachedAccessToken(token: $0, shouldRefresh: $0.shouldRefresh(at: now)) }
+    }
+
+    /// The accounts this client sees: those it can use a refresh token for (its own or its
+    /// family's) or signed into, minus those it signed out of. One entry per user (the home
+    /// tenant's account entry).
+    public func accounts() throws -> [Account] {
+        let index = try group.index()
+        return index.visibleAccounts(client: client).compactMap { index.primaryAccount($0) }
+    }
+
+    /// The account with this home account id (case-insensitive), if the group has it.
+    public func account(identifier: String) throws -> Account? {
+        try group.index().primaryAccount(identifier.lowercased())
+    }
+
+    /// The account with this username (case-insensitive), preferring one this client sees.
+    public func account(username: String) throws -> Account? {
+        let index = try group.index()
+        let matches = index.accounts(username: username)
+        let visible = Set(index.visibleAccounts(client: client))
+        return matches.first { visible.contains($0.homeAccountId.normalised) } ?? matches.first
+    }
+
+    /// The account this client last signed in with, and the one before it.
+    public func currentAccount() throws -> (current: Account?, previous: Account?) {
+        let index = try group.index()
+        let state = index.clientStates[client]
+        return (state?.current.flatMap { index.primaryAccount($0) }, state?.previous.flatMap { index.primaryAccount($0) })
+    }
+
+    /// Whether this client signed out of `account` (and has not signed in again).
+    public func isSignedOut(_ account: Account) throws -> Bool {
+        try group.index().clientStates[client]?.signedOut.contains(account.homeAccountId.normalised) ?? false
+    }
+
+    /// The refresh tokens this client may redeem for `account`, in the order to try them:
+    /// its own, then its family's (`family_id: ""` in its app metadata means no family).
+    public func refreshTokens(for account: Account, authority: Authority? = nil) throws -> [RefreshToken] {
+        let environment = authority?.environment ?? account.environment
+        return try group.index().refreshTokenCandidates(account: account.homeAccountId.normalised, environment: environment, client: client)
+            .compactMap { if case .refreshToken(let token) = $0.entry.entry { token } else { nil } }
+    }
+
+    // MARK: - Writes
+
+    /// Stores a token response for a request made by this client, in one transaction.
+    ///
+    /// - Parameter signIn: whether the response ends an interactive sign-in: the account
+    ///   becomes signed in and current for this client.
+    /// - Returns: the access token as stored.
+    @discardableResult
+    public func store(_ response: TokenResponse, for request: TokenRequest, signIn: Bool = true) throws -> AccessToken {
+        guard request.clientId.lowercased() == client else {
+            throw TokenCacheError(.invalidArgument, "the request is for another client id than this TokenCache's")
+        }
+        let ingest = try Ingest(response: response, request: request, now: group.clock())
+        return try group.write { transaction in ingest.apply(to: &transaction, signIn: signIn) }
+    }
+
+    /// Signs this client out of `account`: removes the client's own access, id and refresh
+    /// tokens for it (a family refresh token stays: the family's other apps keep their single
+    /// sign-on) and hides the account from this client until it signs in again.
+    public func signOut(_ account: Account) throws {
+        let homeAccount = account.homeAccountId.normalised
+        try group.write { transaction in
+            for stored in transaction.index.credentials(account: homeAccount, client: client) {
+                if case .refreshToken(let token) = stored.entry, token.familyId != nil { continue }
+                transaction.delete(stored.id)
+            }
+            transaction.updateClientState(client) { $0.signOut(homeAccount) }
+        }
+    }
+
+    /// Records that this client is not in any FOCI family (`family_id: ""`), as MSAL does after
+    /// a `client_mismatch` answer to a family refresh token.
+    public func recordNotInFamily(environment: Environment) throws {
+        try group.write { transaction in
+            if let existing = transaction.index.appMetadata(client: client, environment: environment),
+                case .appMetadata(let old) = existing.entry
+            {
+                guard old.familyId != "" else { return }
+                var fields = old.fields
+                fields["family_id"] = .string("")
+                transaction.replace(existing.id, with: .appMetadata(AppMetadata(fields: fields)))
+            } else {
+                transaction.put(
+                    .appMetadata(AppMetadata(fields: ["client_id": .string(clientId), "environment": .string(environment.host), "family_id": .string("")])))
+            }
+        }
+    }
+}

@@ -1,0 +1,315 @@
+import HashTreeCollections
+
+/// Where access tokens of one account, cloud, tenant, client and token type are filed.
+struct AccessTokenBucket: Hashable, Sendable {
+    var account: String
+    var environment: String
+    var realm: String
+    var client: String
+    var tokenType: String
+    var extCacheKey: String
+}
+
+/// Where refresh tokens of one account and cloud are filed, by owning client or by family.
+struct RefreshTokenBucket: Hashable, Sendable {
+    var account: String
+    var environment: String
+    var owner: String
+}
+
+/// One account as seen by one client.
+struct AccountClient: Hashable, Sendable {
+    var account: String
+    var client: String
+}
+
+/// The immutable, in-memory index of one group: every entry, and hash maps that answer every
+/// query with work proportional to what it returns.
+///
+/// All maps are persistent hash tries (`TreeDictionary`): a snapshot is an O(1) copy, and a
+/// write touches O(log n) nodes, so readers keep their snapshot while a writer builds the next.
+struct Index: Sendable {
+    private(set) var entries: TreeDictionary<EntryID, StoredEntry> = [:]
+    private(set) var accessTokens: TreeDictionary<AccessTokenBucket, [EntryID]> = [:]
+    private(set) var ownRefreshTokens: TreeDictionary<RefreshTokenBucket, [EntryID]> = [:]
+    private(set) var familyRefreshTokens: TreeDictionary<RefreshTokenBucket, [EntryID]> = [:]
+    private(set) var accountsByHome: TreeDictionary<String, [EntryID]> = [:]
+    private(set) var accountsByUsername: TreeDictionary<String, [EntryID]> = [:]
+    private(set) var appMetadataByClient: TreeDictionary<String, [EntryID]> = [:]
+    /// client → accounts with a refresh token of that client → how many.
+    private(set) var accountsWithClientToken: TreeDictionary<String, TreeDictionary<String, Int>> = [:]
+    /// family → accounts with a refresh token of that family → how many.
+    private(set) var accountsWithFamilyToken: TreeDictionary<String, TreeDictionary<String, Int>> = [:]
+    /// (account, client) → that client's access, refresh and id tokens for the account.
+    private(set) var credentialsByAccountClient: TreeDictionary<AccountClient, TreeSet<EntryID>> = [:]
+    /// account → every entry of the account, for every client.
+    private(set) var entriesByAccount: TreeDictionary<String, TreeSet<EntryID>> = [:]
+    private(set) var clientStates: TreeDictionary<String, ClientState> = [:]
+    /// The MSAL JSON section names in document order, as spelled in the imported file.
+    private(set) var sections: [String] = []
+    /// Top-level sections this engine does not know, kept verbatim.
+    private(set) var unknownSections: TreeDictionary<String, JSONValue> = [:]
+    private(set) var countByKind: [CredentialKind: Int] = [:]
+    /// The ordinal the next new entry gets.
+    private(set) var nextOrdinal: UInt64 = 1
+
+    /// The number of entries of every kind.
+    var count: Int { entries.count }
+
+    subscript(id: EntryID) -> StoredEntry? { entries[id] }
+
+    // MARK: - Mutation
+
+    /// Files `stored` under its id, replacing what was filed there.
+    mutating func insert(_ stored: StoredEntry) {
+        if entries[stored.id] != nil { remove(stored.id) }
+        entries[stored.id] = stored
+        nextOrdinal = max(nextOrdinal, stored.ordinal + 1)
+        countByKind[stored.id.kind, default: 0] += 1
+        noteSection(stored.id.kind.sectionName)
+        index(stored, adding: true)
+    }
+
+    /// Removes the entry filed under `id`, if any.
+    mutating func remove(_ id: EntryID) {
+        guard let stored = entries.removeValue(forKey: id) else { return }
+        countByKind[id.kind, default: 0] -= 1
+        index(stored, adding: false)
+    }
+
+    mutating func setClientState(_ state: ClientState, for client: String) {
+        clientStates[client] = state.isEmpty ? nil : state
+    }
+
+    mutating func setSections(_ names: [String]) { sections = names }
+
+    mutating func setUnknownSection(_ name: String, _ value: JSONValue?) {
+        unknownSections[name] = value
+        if value != nil { noteSection(name) }
+    }
+
+    /// Records a section name the first time an entry of it appears (msal-python's dict order).
+    private mutating func noteSection(_ name: String) {
+        let kind = CredentialKind(sectionName: name)
+        let known = sections.contains { $0 == name || (kind != nil && CredentialKind(sectionName: $0) == kind) }
+        if !known { sections.append(name) }
+    }
+
+    private mutating func index(_ stored: StoredEntry, adding: Bool) {
+        let id = stored.id
+        switch stored.entry {
+        case .accessToken(let token):
+            let bucket = AccessTokenBucket(
+                account: token.homeAccountId?.normalised ?? "",
+                environment: token.environment.group,
+                realm: token.realm.lowercased(),
+                client: token.clientId.lowercased(),
+                tokenType: token.tokenType.lowercased(),
+                extCacheKey: token.extCacheKey?.lowercased() ?? ""
+            )
+            Self.update(&accessTokens, bucket, id, adding)
+        case .refreshToken(let token):
+            let account = token.homeAccountId?.normalised ?? ""
+            let client = token.clientId.lowercased()
+            Self.update(&ownRefreshTokens, RefreshTokenBucket(account: account, environment: token.environment.group, owner: client), id, adding)
+            Self.count(&accountsWithClientToken, client, account, adding)
+            if let family = token.familyId {
+                Self.update(&familyRefreshTokens, RefreshTokenBucket(account: account, environment: token.environment.group, owner: family), id, adding)
+                Self.count(&accountsWithFamilyToken, family, account, adding)
+            }
+        case .idToken: break
+        case .account(let account):
+            Self.update(&accountsByHome, account.homeAccountId.normalised, id, adding)
+            if !account.username.isEmpty {
+                Self.update(&accountsByUsername, account.username.lowercased(), id, adding)
+            }
+        case .appMetadata(let metadata):
+            Self.update(&appMetadataByClient, metadata.clientId.lowercased(), id, adding)
+        }
+        if let account = stored.entry.homeAccount {
+            Self.update(&entriesByAccount, account, id, adding)
+            if let client = stored.entry.client, stored.id.kind != .appMetadata {
+                Self.update(&credentialsByAccountClient, AccountClient(account: account, client: client), id, adding)
+            }
+        }
+    }
+
+    private static func update<Key: Hashable>(_ map: inout TreeDictionary<Key, [EntryID]>, _ key: Key, _ id: EntryID, _ adding: Bool) {
+        if adding {
+            map[key, default: []].append(id)
+        } else if var ids = map[key] {
+            ids.removeAll { $0 == id }
+            map[key] = ids.isEmpty ? nil : ids
+        }
+    }
+
+    private static func update<Key: Hashable>(_ map: inout TreeDictionary<Key, TreeSet<EntryID>>, _ key: Key, _ id: EntryID, _ adding: Bool) {
+        if adding {
+            map[key, default: []].insert(id)
+        } else if var ids = map[key] {
+            ids.remove(id)
+            map[key] = ids.isEmpty ? nil : ids
+        }
+    }
+
+    private static func count(_ map: inout TreeDictionary<String, TreeDictionary<String, Int>>, _ outer: String, _ inner: String, _ adding: Bool) {
+        var counts = map[outer] ?? [:]
+        let next = (counts[inner] ?? 0) + (adding ? 1 : -1)
+        counts[inner] = next > 0 ? next : nil
+        map[outer] = counts.isEmpty ? nil : counts
+    }
+
+    // MARK: - Queries
+
+    /// Entries of `ids`, in filing order.
+    private func resolve(_ ids: [EntryID]?) -> [StoredEntry] {
+        guard let ids else { return [] }
+        return ids.compactMap { entries[$0] }
+    }
+
+    /// The best unexpired access token for a request: the requested scopes (reserved ones
+    /// aside) are a case-insensitive subset of the token's, the token is not within `margin`
+    /// seconds of expiry; among several, the one that lives longest.
+    func accessToken(in bucket: AccessTokenBucket, scopes: Scopes, now: Int64, margin: Int64 = 300) -> AccessToken? {
+        guard let ids = accessTokens[bucket] else { return nil }
+        var best: AccessToken?
+        for id in ids {
+            guard case .accessToken(let token)? = entries[id]?.entry,
+                !token.isExpired(at: now, margin: margin),
+                scopes.isSubset(of: token.scopes)
+            else { continue }
+            if best.map({ token.expiresOn > $0.expiresOn }) ?? true { best = token }
+        }
+        return best
+    }
+
+    /// Access tokens filed in `bucket` whose scopes intersect `scopes` (rule 4's replacement set).
+    func accessTokens(in bucket: AccessTokenBucket, intersecting scopes: Scopes) -> [StoredEntry] {
+        resolve(accessTokens[bucket]).filter {
+            guard case .accessToken(let token) = $0.entry else { return false }
+            return token.scopes.intersects(scopes) || token.scopes == scopes
+        }
+    }
+
+    /// The client's own refresh tokens for the account in the environment's alias group,
+    /// most recently written first.
+    func ownRefreshTokens(account: String, environment: Environment, client: String) -> [StoredEntry] {
+        resolve(ownRefreshTokens[RefreshTokenBucket(account: account, environment: environment.group, owner: client)])
+            .sorted(by: Self.newerRefreshToken)
+    }
+
+    /// The family's refresh tokens for the account, most recently written first.
+    func familyRefreshTokens(account: String, environment: Environment, family: String) -> [StoredEntry] {
+        resolve(familyRefreshTokens[RefreshTokenBucket(account: account, environment: environment.group, owner: family)])
+            .sorted(by: Self.newerRefreshToken)
+    }
+
+    private static func newerRefreshToken(_ lhs: StoredEntry, _ rhs: StoredEntry) -> Bool {
+        guard case .refreshToken(let left) = lhs.entry, case .refreshToken(let right) = rhs.entry else { return false }
+        let l = left.lastModificationTime ?? 0
+        let r = right.lastModificationTime ?? 0
+        return l != r ? l > r : lhs.ordinal > rhs.ordinal
+    }
+
+    /// The client's app metadata in the environment's alias group (or any, when `nil`).
+    func appMetadata(client: String, environment: Environment?) -> StoredEntry? {
+        resolve(appMetadataByClient[client]).first {
+            guard case .appMetadata(let metadata) = $0.entry else { return false }
+            return environment.map { metadata.environment.isAlias(of: $0) } ?? true
+        }
+    }
+
+    /// The family whose refresh tokens the client may use (Apple SDK rules): the AppMetadata
+    /// `family_id`; `"1"` when there is no AppMetadata yet; none when it is `""`.
+    func family(of client: String, environment: Environment?) -> String? {
+        guard let stored = appMetadata(client: client, environment: environment) else { return "1" }
+        guard case .appMetadata(let metadata) = stored.entry, let family = metadata.familyId, !family.isEmpty else { return nil }
+        return family
+    }
+
+    /// The refresh tokens a client may redeem for an account, in the order to try them:
+    /// its own first, then its family's (rule 5).
+    func refreshTokenCandidates(account: String, environment: Environment, client: String) -> [(entry: StoredEntry, isFamily: Bool)] {
+        var result = ownRefreshTokens(account: account, environment: environment, client: client).map { (entry: $0, isFamily: false) }
+        if let family = family(of: client, environment: environment) {
+            for stored in familyRefreshTokens(account: account, environment: environment, family: family)
+            where !result.contains(where: { $0.entry.id == stored.id }) {
+                result.append((entry: stored, isFamily: true))
+            }
+        }
+        return result
+    }
+
+    /// The home account ids a client sees (Apple SDK rules): those it can use a refresh token
+    /// for (own or family) or signed into, minus those it signed out of.
+    func visibleAccounts(client: String) -> [String] {
+        let state = clientStates[client]
+        var accounts = Set<String>()
+        if let own = accountsWithClientToken[client] { accounts.formUnion(own.keys) }
+        if let family = family(of: client, environment: nil), let members = accountsWithFamilyToken[family] {
+            accounts.formUnion(members.keys)
+        }
+        if let state {
+            accounts.formUnion(state.signedIn)
+            accounts.subtract(state.signedOut)
+        }
+        return accounts.sorted()
+    }
+
+    /// The account entry that stands for a home account: the one in its home tenant, else the
+    /// first written.
+    func primaryAccount(_ homeAccount: String) -> Account? {
+        let accounts = resolve(accountsByHome[homeAccount]).sorted { $0.ordinal < $1.ordinal }.compactMap { stored -> Account? in
+            guard case .account(let account) = stored.entry else { return nil }
+            return account
+        }
+        return accounts.first { $0.realm.lowercased() == $0.homeAccountId.tenantId?.lowercased() } ?? accounts.first
+    }
+
+    /// Every account entry (every tenant) of a home account, in document order.
+    func accountEntries(_ homeAccount: String) -> [StoredEntry] {
+        resolve(accountsByHome[homeAccount]).sorted { $0.ordinal < $1.ordinal }
+    }
+
+    /// Every account entry (every tenant) of a home account.
+    func tenantProfiles(_ homeAccount: String) -> [Account] {
+        accountEntries(homeAccount).compactMap { stored -> Account? in
+            guard case .account(let account) = stored.entry else { return nil }
+            return account
+        }
+    }
+
+    /// Accounts whose username matches, case-insensitively, one per home account.
+    func accounts(username: String) -> [Account] {
+        var seen = Set<String>()
+        return resolve(accountsByUsername[username.lowercased()]).sorted { $0.ordinal < $1.ordinal }.compactMap { stored in
+            guard case .account(let account) = stored.entry, seen.insert(account.homeAccountId.normalised).inserted else { return nil }
+            return primaryAccount(account.homeAccountId.normalised)
+        }
+    }
+
+    /// The client's own access, refresh and id tokens for an account.
+    func credentials(account: String, client: String) -> [StoredEntry] {
+        guard let ids = credentialsByAccountClient[AccountClient(account: account, client: client)] else { return [] }
+        return ids.compactMap { entries[$0] }
+    }
+
+    /// Every entry of an account, for every client.
+    func entries(account: String) -> [StoredEntry] {
+        guard let ids = entriesByAccount[account] else { return [] }
+        return ids.compactMap { entries[$0] }
+    }
+
+    /// Access tokens expired at `now` (no margin): a scan, for purges at compaction and on request.
+    func expiredAccessTokens(now: Int64) -> [EntryID] {
+        entries.values.compactMap { stored in
+            guard case .accessToken(let token) = stored.entry, token.expiresOn <= now else { return nil }
+            return stored.id
+        }
+    }
+
+    /// Every entry in MSAL document order: by section as first seen, then by ordinal.
+    func documentOrder() -> [StoredEntry] {
+        entries.values.sorted { $0.ordinal < $1.ordinal }
+    }
+}

@@ -1,0 +1,76 @@
+import HashTreeCollections
+
+/// A write in progress: an index being changed, and the store changes that persist it.
+///
+/// Every mutation goes through here so the index a writer publishes and the records it commits
+/// never disagree.
+struct IndexTransaction {
+    private(set) var index: Index
+    private(set) var changes: [RecordChange] = []
+    private let sectionsBefore: [String]
+
+    init(_ index: Index) {
+        self.index = index
+        self.sectionsBefore = index.sections
+    }
+
+    /// Files `entry` under `key` (msal-python's key when `nil`). An entry already filed under
+    /// that key keeps its position in the document.
+    @discardableResult
+    mutating func put(_ entry: CacheEntry, key: String? = nil) -> EntryID {
+        let id = EntryID(kind: entry.kind, key: key ?? entry.msalKey)
+        let ordinal = index[id]?.ordinal ?? index.nextOrdinal
+        let stored = StoredEntry(id: id, ordinal: ordinal, entry: entry)
+        index.insert(stored)
+        changes.append(.put(RecordCodec.record(stored)))
+        return id
+    }
+
+    /// Replaces the entry filed under `existing` with `entry`: in place when `existing` is under
+    /// a key another SDK made (MSAL rule: update foreign entries under their own key), else
+    /// under msal-python's key for the new contents.
+    @discardableResult
+    mutating func replace(_ existing: EntryID, with entry: CacheEntry) -> EntryID {
+        guard let old = index[existing] else { return put(entry) }
+        if old.entry.msalKey != existing.key {
+            return put(entry, key: existing.key)
+        }
+        let newKey = entry.msalKey
+        if newKey != existing.key { delete(existing) }
+        return put(entry, key: newKey)
+    }
+
+    mutating func delete(_ id: EntryID) {
+        guard index[id] != nil else { return }
+        index.remove(id)
+        changes.append(.delete(RecordCodec.recordID(id)))
+    }
+
+    mutating func updateClientState(_ client: String, _ body: (inout ClientState) -> Void) {
+        var state = index.clientStates[client] ?? ClientState()
+        let before = state
+        body(&state)
+        guard state != before else { return }
+        index.setClientState(state, for: client)
+        if state.isEmpty {
+            changes.append(.delete(RecordID(kind: .clientState, name: client)))
+        } else {
+            changes.append(.put(RecordCodec.record(clientState: state, client: client)))
+        }
+    }
+
+    mutating func setUnknownSection(_ name: String, _ value: JSONValue) {
+        index.setUnknownSection(name, value)
+        changes.append(.put(RecordCodec.record(unknownSection: name, value: value)))
+    }
+
+    mutating func setSections(_ names: [String]) {
+        index.setSections(names)
+    }
+
+    /// The changes to commit, with the section layout when it changed.
+    var recordChanges: [RecordChange] {
+        guard index.sections != sectionsBefore else { return changes }
+        return changes + [.put(RecordCodec.record(sections: index.sections))]
+    }
+}

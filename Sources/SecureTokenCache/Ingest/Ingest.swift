@@ -1,0 +1,235 @@
+/// A token request as the app made it: who asked, where, for what.
+public struct TokenRequest: Sendable, Hashable {
+    /// The client (application) id.
+    public var clientId: String
+    /// The authority the request went to.
+    public var authority: Authority
+    /// The scopes requested.
+    public var scopes: Scopes
+    /// The OAuth grant type (`authorization_code`, `refresh_token`, `urn:ietf:params:oauth:grant-type:device_code`, ...).
+    public var grantType: String?
+    /// The key a PoP or SSH-certificate token is bound to.
+    public var keyId: String?
+
+    /// A request with the given parts.
+    public init(clientId: String, authority: Authority, scopes: Scopes, grantType: String? = nil, keyId: String? = nil) {
+        self.clientId = clientId
+        self.authority = authority
+        self.scopes = scopes
+        self.grantType = grantType
+        self.keyId = keyId
+    }
+}
+
+/// Turns a token response and its request into cache entries, as `cache-model.md` says.
+///
+/// Entries are built with msal-python's member order, so an export of them is what
+/// msal-python would have written; the differences are our rules (realm from the id token's
+/// `tid`; an access token replaces tokens with intersecting scopes; one refresh token per
+/// account and client).
+struct Ingest {
+    /// The grant types that establish an account (msal-python records them as `account_source`).
+    static let accountEstablishingGrants: Set<String> = [
+        "authorization_code", "password", "device_code", "urn:ietf:params:oauth:grant-type:device_code", "broker", "user_fic",
+    ]
+
+    let request: TokenRequest
+    let response: TokenResponse
+    let now: Int64
+    let homeAccountId: String?
+    let realm: String
+    let environment: String
+
+    init(response: TokenResponse, request: TokenRequest, now: Int64) throws {
+        guard !request.clientId.isEmpty else { throw TokenCacheError(.invalidArgument, "the request has an empty client id") }
+        self.request = request
+        self.response = response
+        self.now = now
+        self.environment = request.authority.environment.host
+        let claims = response.idTokenClaims
+        if let info = response.clientInfo, let uid = info.string("uid"), let utid = info.string("utid") {
+            homeAccountId = "\(uid).\(utid)"
+        } else if let sub = claims.string("sub") {
+            // ADFS without client_info: the id token's subject identifies the user.
+            homeAccountId = sub
+        } else {
+            homeAccountId = nil  // app-only token
+        }
+        realm = claims.string("tid") ?? request.authority.tenant
+    }
+
+    private var homeAccountValue: JSONValue { homeAccountId.map(JSONValue.string) ?? .null }
+
+    /// The granted scopes, sorted as msal-python sorts them.
+    var target: String { (response.grantedScopes ?? request.scopes).target }
+
+    var accessToken: AccessToken {
+        let expiresIn = response.expiresIn ?? response.expiresOn.map { $0 - now } ?? 600
+        let extendedExpiresIn = response.extendedExpiresIn ?? expiresIn
+        var fields: JSONObject = [
+            "credential_type": .string("AccessToken"),
+            "secret": .string(response.accessToken),
+            "home_account_id": homeAccountValue,
+            "environment": .string(environment),
+            "client_id": .string(request.clientId),
+            "target": .string(target),
+            "realm": .string(realm),
+            "token_type": .string(response.tokenType),
+            "cached_at": .string(String(now)),
+            "expires_on": .string(String(now + expiresIn)),
+            "extended_expires_on": .string(String(now + extendedExpiresIn)),
+        ]
+        if let keyId = request.keyId { fields["key_id"] = .string(keyId) }
+        if let refreshIn = response.refreshIn { fields["refresh_on"] = .string(String(now + refreshIn)) }
+        return AccessToken(fields: fields)
+    }
+
+    var account: Account? {
+        guard let homeAccountId, response.clientInfo != nil || !response.idTokenClaims.keys.isEmpty else { return nil }
+        let claims = response.idTokenClaims
+        var fields: JSONObject = [
+            "home_account_id": .string(homeAccountId),
+            "environment": .string(environment),
+            "realm": .string(realm),
+            "local_account_id": claims.string("oid").map(JSONValue.string) ?? claims.string("sub").map(JSONValue.string) ?? .null,
+            "username": .string(claims.string("preferred_username") ?? claims.string("upn") ?? ""),
+            "authority_type": .string(realm == "adfs" ? "ADFS" : "MSSTS"),
+        ]
+        if let grant = request.grantType, Self.accountEstablishingGrants.contains(grant) {
+            fields["account_source"] = .string(grant)
+        }
+        return Account(fields: fields)
+    }
+
+    var idToken: IdToken? {
+        guard let raw = response.idToken else { return nil }
+        return IdToken(fields: [
+            "credential_type": .string("IdToken"),
+            "secret": .string(raw),
+            "home_account_id": homeAccountValue,
+            "environment": .string(environment),
+            "realm": .string(realm),
+            "client_id": .string(request.clientId),
+        ])
+    }
+
+    var refreshToken: RefreshToken? {
+        guard let secret = response.refreshToken else { return nil }
+        var fields: JSONObject = [
+            "credential_type": .string("RefreshToken"),
+            "secret": .string(secret),
+            "home_account_id": homeAccountValue,
+            "environment": .string(environment),
+            "client_id": .string(request.clientId),
+            "target": .string(target),
+            "last_modification_time": .string(String(now)),
+        ]
+        if let family = response.familyId { fields["family_id"] = .string(family) }
+        return RefreshToken(fields: fields)
+    }
+
+    /// Files the response's entries into `transaction`.
+    ///
+    /// - Parameters:
+    ///   - redeemed: the refresh token this response was obtained with, if any; a rotated
+    ///     refresh token replaces it in place (so a family token shared by several clients
+    ///     stays one entry).
+    ///   - signIn: whether this response is an interactive sign-in of the client, which marks
+    ///     the account signed in and current for it.
+    /// - Returns: the access token as stored.
+    @discardableResult
+    func apply(to transaction: inout IndexTransaction, redeemed: EntryID? = nil, signIn: Bool) -> AccessToken {
+        let client = request.clientId.lowercased()
+        let account = homeAccountId?.lowercased() ?? ""
+        let authorityEnvironment = request.authority.environment
+
+        // Access token: replaces tokens with intersecting scopes in its bucket (rule 4); one
+        // with exactly the same scopes is updated in place (keeping another SDK's key).
+        let token = accessToken
+        let bucket = AccessTokenBucket(
+            account: account, environment: authorityEnvironment.group, realm: realm.lowercased(), client: client,
+            tokenType: token.tokenType.lowercased(), extCacheKey: ""
+        )
+        let replaced = transaction.index.accessTokens(in: bucket, intersecting: token.scopes)
+        let sameScopes = replaced.first { if case .accessToken(let old) = $0.entry { return old.scopes == token.scopes } else { return false } }
+        for stored in replaced where stored.id != sameScopes?.id { transaction.delete(stored.id) }
+        if let sameScopes {
+            transaction.replace(sameScopes.id, with: .accessToken(token))
+        } else {
+            transaction.put(.accessToken(token))
+        }
+
+        if let newAccount = self.account {
+            let existing = transaction.index.accountEntries(account).first {
+                guard case .account(let old) = $0.entry else { return false }
+                return old.environment.isAlias(of: authorityEnvironment) && old.realm.lowercased() == realm.lowercased()
+            }
+            if let existing {
+                transaction.replace(existing.id, with: .account(newAccount))
+            } else {
+                transaction.put(.account(newAccount))
+            }
+        }
+
+        if let newIdToken = idToken {
+            let existing = transaction.index.credentials(account: account, client: client).first {
+                guard case .idToken(let old) = $0.entry else { return false }
+                return old.environment.isAlias(of: authorityEnvironment) && old.realm.lowercased() == realm.lowercased()
+            }
+            if let existing {
+                transaction.replace(existing.id, with: .idToken(newIdToken))
+            } else {
+                transaction.put(.idToken(newIdToken))
+            }
+        }
+
+        if let newRefreshToken = refreshToken {
+            storeRefreshToken(newRefreshToken, redeemed: redeemed, into: &transaction)
+        }
+
+        // App metadata: created once per client and cloud; family_id follows the server's `foci`.
+        if let existing = transaction.index.appMetadata(client: client, environment: authorityEnvironment) {
+            if let family = response.familyId, case .appMetadata(let old) = existing.entry, old.familyId != family {
+                var fields = old.fields
+                fields["family_id"] = .string(family)
+                transaction.replace(existing.id, with: .appMetadata(AppMetadata(fields: fields)))
+            }
+        } else {
+            var fields: JSONObject = ["client_id": .string(request.clientId), "environment": .string(environment)]
+            if let family = response.familyId { fields["family_id"] = .string(family) }
+            transaction.put(.appMetadata(AppMetadata(fields: fields)))
+        }
+
+        if signIn, !account.isEmpty {
+            transaction.updateClientState(client) { $0.signIn(account) }
+        }
+        return token
+    }
+
+    private func storeRefreshToken(_ token: RefreshToken, redeemed: EntryID?, into transaction: inout IndexTransaction) {
+        let client = request.clientId.lowercased()
+        let account = homeAccountId?.lowercased() ?? ""
+        if let redeemed, let stored = transaction.index[redeemed], case .refreshToken(let old) = stored.entry {
+            let sameOwner = old.clientId.lowercased() == client
+            let sameFamily = old.familyId != nil && old.familyId == response.familyId
+            if sameOwner || sameFamily {
+                // A rotated token replaces the one redeemed, under its key and owner.
+                var fields = old.fields
+                fields["secret"] = .string(token.secret)
+                fields["last_modification_time"] = .string(String(now))
+                if let family = response.familyId { fields["family_id"] = .string(family) }
+                transaction.replace(redeemed, with: .refreshToken(RefreshToken(fields: fields)))
+                return
+            }
+        }
+        // One refresh token per account, cloud and client: the newest replaces the others.
+        let existing = transaction.index.ownRefreshTokens(account: account, environment: request.authority.environment, client: client)
+            .sorted { $0.ordinal < $1.ordinal }
+        if let first = existing.first {
+            for stored in existing.dropFirst() { transaction.delete(stored.id) }
+            transaction.replace(first.id, with: .refreshToken(token))
+        } else {
+            transaction.put(.refreshToken(token))
+        }
+    }
+}

@@ -1,0 +1,92 @@
+/// Any one of the five MSAL entry kinds.
+enum CacheEntry: Sendable, Hashable {
+    case accessToken(AccessToken)
+    case refreshToken(RefreshToken)
+    case idToken(IdToken)
+    case account(Account)
+    case appMetadata(AppMetadata)
+
+    /// Reads an entry of `kind` from its stored members.
+    init(kind: CredentialKind, fields: JSONObject) {
+        switch kind {
+        case .accessToken: self = .accessToken(AccessToken(fields: fields))
+        case .refreshToken: self = .refreshToken(RefreshToken(fields: fields))
+        case .idToken: self = .idToken(IdToken(fields: fields))
+        case .account: self = .account(Account(fields: fields))
+        case .appMetadata: self = .appMetadata(AppMetadata(fields: fields))
+        }
+    }
+
+    var kind: CredentialKind {
+        switch self {
+        case .accessToken: .accessToken
+        case .refreshToken: .refreshToken
+        case .idToken: .idToken
+        case .account: .account
+        case .appMetadata: .appMetadata
+        }
+    }
+
+    var fields: JSONObject {
+        switch self {
+        case .accessToken(let entry): entry.fields
+        case .refreshToken(let entry): entry.fields
+        case .idToken(let entry): entry.fields
+        case .account(let entry): entry.fields
+        case .appMetadata(let entry): entry.fields
+        }
+    }
+
+    /// The key msal-python would file this entry under.
+    var msalKey: String {
+        switch self {
+        case .accessToken(let entry): entry.msalKey
+        case .refreshToken(let entry): entry.msalKey
+        case .idToken(let entry): entry.msalKey
+        case .account(let entry): entry.msalKey
+        case .appMetadata(let entry): entry.msalKey
+        }
+    }
+
+    /// The home account the entry belongs to, lower-cased; `nil` for app metadata and app-only tokens.
+    var homeAccount: String? {
+        switch self {
+        case .accessToken(let entry): entry.homeAccountId?.normalised
+        case .refreshToken(let entry): entry.homeAccountId?.normalised
+        case .idToken(let entry): entry.homeAccountId?.normalised
+        case .account(let entry): entry.homeAccountId.normalised
+        case .appMetadata: nil
+        }
+    }
+
+    /// The client the entry belongs to, lower-cased; `nil` for accounts.
+    var client: String? {
+        switch self {
+        case .accessToken(let entry): entry.clientId.lowercased()
+        case .refreshToken(let entry): entry.clientId.lowercased()
+        case .idToken(let entry): entry.clientId.lowercased()
+        case .appMetadata(let entry): entry.clientId.lowercased()
+        case .account: nil
+        }
+    }
+}
+
+/// The identity of an entry in a cache: its kind and the key it is filed under. The key is
+/// kept exactly as it came (another SDK's key shape stays as it was).
+struct EntryID: Sendable, Hashable, Comparable {
+    var kind: CredentialKind
+    var key: String
+
+    static func < (lhs: EntryID, rhs: EntryID) -> Bool {
+        (lhs.kind.creationOrder, lhs.key) < (rhs.kind.creationOrder, rhs.key)
+    }
+}
+
+/// An entry as the index holds it: where it is filed, and its position in the MSAL document
+/// (so an export writes entries in the order msal-python would).
+struct StoredEntry: Sendable, Hashable {
+    var id: EntryID
+    /// Global insertion order; an entry updated under the same key keeps its ordinal.
+    var ordinal: UInt64
+    var entry: CacheEntry
+}
