@@ -72,11 +72,11 @@ struct JSONParser {
         try enter()
         defer { depth -= 1 }
         position += 1
-        var object = JSONObject()
+        var members: [(key: String, value: JSONValue)] = []
         skipWhitespace()
         if position < bytes.count, bytes[position] == UInt8(ascii: "}") {
             position += 1
-            return object
+            return JSONObject()
         }
         while true {
             skipWhitespace()
@@ -86,14 +86,14 @@ struct JSONParser {
             guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else { throw failure("expected ':'") }
             position += 1
             skipWhitespace()
-            object[key] = try parseValue()
+            members.append((key: key, value: try parseValue()))
             skipWhitespace()
             guard position < bytes.count else { throw failure("unexpected end of data") }
             if bytes[position] == UInt8(ascii: ",") {
                 position += 1
             } else if bytes[position] == UInt8(ascii: "}") {
                 position += 1
-                return object
+                return JSONObject(members)
             } else {
                 throw failure("expected ',' or '}'")
             }

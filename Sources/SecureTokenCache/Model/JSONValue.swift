@@ -44,9 +44,26 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
 
     /// An object with the given members; a repeated key keeps its first position and last value.
     public init(_ members: [(key: String, value: JSONValue)] = []) {
-        self.members = []
-        self.members.reserveCapacity(members.count)
-        for (key, value) in members { self[key] = value }
+        guard members.count > 16 else {
+            self.members = []
+            self.members.reserveCapacity(members.count)
+            for (key, value) in members { self[key] = value }
+            return
+        }
+        // Large objects (a cache section): find repeated keys by hashing, not by scanning.
+        var position: [String: Int] = [:]
+        position.reserveCapacity(members.count)
+        var unique: [(key: String, value: JSONValue)] = []
+        unique.reserveCapacity(members.count)
+        for member in members {
+            if let existing = position[member.key] {
+                unique[existing].value = member.value
+            } else {
+                position[member.key] = unique.count
+                unique.append(member)
+            }
+        }
+        self.members = unique
     }
 
     /// An object from a literal, in the literal's order.

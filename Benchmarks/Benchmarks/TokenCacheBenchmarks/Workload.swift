@@ -1,0 +1,92 @@
+import SecureTokenCache
+
+/// A synthetic MSAL cache of a given size, shaped like real ones: users with a few access
+/// tokens each across two clients, one refresh token, id token and account each.
+struct Workload: Sendable {
+    static let clientA = "11111111-aaaa-4bbb-8ccc-000000000001"
+    static let clientB = "22222222-aaaa-4bbb-8ccc-000000000002"
+    static let tenant = "72f988bf-86f1-41af-91ab-2d7cd011db47"
+    static let authority = try! Authority("https://login.microsoftonline.com/\(tenant)")
+    static let tokensPerUser = 4
+    static let sizes = [10, 100_000]
+
+    let accessTokens: Int
+    let json: [UInt8]
+
+    init(accessTokens: Int) {
+        self.accessTokens = accessTokens
+        let users = max(1, accessTokens / Self.tokensPerUser)
+        var at: [String] = []
+        var rt: [String] = []
+        var idt: [String] = []
+        var accounts: [String] = []
+        let far = 4_000_000_000
+        for user in 0..<users {
+            let digits = String(user)
+            let uid = "00000000-0000-0000-0000-" + String(repeating: "0", count: 12 - digits.count) + digits
+            let hid = "\(uid).\(Self.tenant)"
+            for token in 0..<Self.tokensPerUser where user * Self.tokensPerUser + token < accessTokens {
+                let client = token % 2 == 0 ? Self.clientA : Self.clientB
+                let target = "Scope\(token).Read openid profile"
+                at.append(
+                    #""\#(hid)-login.microsoftonline.com-accesstoken-\#(client)-\#(Self.tenant)-\#(target.lowercased())": {"credential_type": "AccessToken", "secret": "at-\#(user)-\#(token)", "home_account_id": "\#(hid)", "environment": "login.microsoftonline.com", "client_id": "\#(client)", "target": "\#(target)", "realm": "\#(Self.tenant)", "token_type": "Bearer", "cached_at": "1700000000", "expires_on": "\#(far)", "extended_expires_on": "\#(far)"}"#
+                )
+            }
+            rt.append(
+                #""\#(hid)-login.microsoftonline.com-refreshtoken-\#(Self.clientA)--": {"credential_type": "RefreshToken", "secret": "rt-\#(user)", "home_account_id": "\#(hid)", "environment": "login.microsoftonline.com", "client_id": "\#(Self.clientA)", "family_id": "1", "last_modification_time": "1700000000"}"#
+            )
+            idt.append(
+                #""\#(hid)-login.microsoftonline.com-idtoken-\#(Self.clientA)-\#(Self.tenant)-": {"credential_type": "IdToken", "secret": "e30.e30.", "home_account_id": "\#(hid)", "environment": "login.microsoftonline.com", "realm": "\#(Self.tenant)", "client_id": "\#(Self.clientA)"}"#
+            )
+            accounts.append(
+                #""\#(hid)-login.microsoftonline.com-\#(Self.tenant)": {"home_account_id": "\#(hid)", "environment": "login.microsoftonline.com", "realm": "\#(Self.tenant)", "local_account_id": "\#(uid)", "username": "user\#(user)@contoso.com", "authority_type": "MSSTS"}"#
+            )
+        }
+        let metadata =
+            #""appmetadata-login.microsoftonline.com-\#(Self.clientA)": {"client_id": "\#(Self.clientA)", "environment": "login.microsoftonline.com", "family_id": "1"}, "appmetadata-login.microsoftonline.com-\#(Self.clientB)": {"client_id": "\#(Self.clientB)", "environment": "login.microsoftonline.com", "family_id": "1"}"#
+        let text =
+            "{\"AccessToken\": {\(at.joined(separator: ", "))}, \"Account\": {\(accounts.joined(separator: ", "))}, \"IdToken\": {\(idt.joined(separator: ", "))}, \"RefreshToken\": {\(rt.joined(separator: ", "))}, \"AppMetadata\": {\(metadata)}}"
+        json = Array(text.utf8)
+    }
+
+    /// A group holding the workload, and client A's cache over it.
+    func open(_ group: CacheGroup = CacheGroup(inMemory: "bench")) throws -> (CacheGroup, TokenCache) {
+        try group.importMSAL(json)
+        return (group, try TokenCache(clientId: Self.clientA, group: group))
+    }
+
+    /// The middle user's account: a hit that is not the first or last entry.
+    func probeAccount(_ cache: TokenCache) throws -> Account {
+        let users = max(1, accessTokens / Self.tokensPerUser)
+        return try cache.account(username: "user\(users / 2)@contoso.com")!
+    }
+
+    /// A cache for `clientId` that signed in with one new user (not in any family).
+    func signIn(clientId: String, group: CacheGroup) throws -> TokenCache {
+        let cache = try TokenCache(clientId: clientId, group: group)
+        let claims = #"{"oid":"99999999-0000-0000-0000-000000000000","preferred_username":"solo@contoso.com","sub":"s","tid":"\#(Self.tenant)"}"#
+        let info = #"{"uid":"99999999-0000-0000-0000-000000000000","utid":"\#(Self.tenant)"}"#
+        let response = #"{"token_type":"Bearer","access_token":"at-solo","refresh_token":"rt-solo","expires_in":3600,"scope":"Solo.Read","id_token":"e30.\#(base64url(claims)).","client_info":"\#(base64url(info))"}"#
+        let request = TokenRequest(clientId: clientId, authority: Self.authority, scopes: ["Solo.Read"], grantType: "authorization_code")
+        try cache.store(try TokenResponse(json: Array(response.utf8)), for: request)
+        return cache
+    }
+}
+
+/// Base64url without padding.
+func base64url(_ text: String) -> String {
+    let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+    var output = ""
+    var buffer: UInt32 = 0
+    var bits = 0
+    for byte in text.utf8 {
+        buffer = buffer << 8 | UInt32(byte)
+        bits += 8
+        while bits >= 6 {
+            bits -= 6
+            output.append(alphabet[Int((buffer >> UInt32(bits)) & 0x3F)])
+        }
+    }
+    if bits > 0 { output.append(alphabet[Int((buffer << UInt32(6 - bits)) & 0x3F)]) }
+    return output
+}

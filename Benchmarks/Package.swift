@@ -1,0 +1,27 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// Benchmarks of SecureTokenCache's hot paths (ordo-one/benchmark). A package of its own so the
+// library never depends on the harness. Run from the repository root:
+//   swift package --package-path Benchmarks benchmark --no-progress
+let package = Package(
+    name: "Benchmarks",
+    dependencies: [
+        // Named explicitly: a path dependency's identity would otherwise be the checkout's folder name.
+        .package(name: "SecureTokenCache", path: "../"),
+        // The MallocInterposer trait alone replaces the default trait set, which would pull a
+        // runtime interposer package this machine's mirror does not carry.
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+    ],
+    targets: [
+        .executableTarget(
+            name: "TokenCacheBenchmarks",
+            dependencies: [
+                .product(name: "SecureTokenCache", package: "SecureTokenCache"),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/TokenCacheBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        )
+    ]
+)
