@@ -99,12 +99,13 @@ enum MSALPython {
 
     struct Cache: Sendable {
         var name: String
-        var path: String
+        /// Exactly what msal-python's `serialize()` returned.
+        var serialized: [UInt8]
         var lookups: [Lookup]
         /// The `TokenCache.add` events (with their clock) the cache was built from; `nil` for flows.
         var events: [JSONObject]?
 
-        func bytes() throws -> [UInt8] { Array(try Data(contentsOf: URL(fileURLWithPath: path))) }
+        func bytes() throws -> [UInt8] { serialized }
     }
 
     struct Built: Sendable {
@@ -134,6 +135,7 @@ enum MSALPython {
 
     private static func build() throws -> Built {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("stc-msal-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
         try run(try interpreter(), ["msal_interop.py", "build", directory.path])
         let expectationsURL = directory.appendingPathComponent("expectations.json")
         let data = try Data(contentsOf: expectationsURL)
@@ -158,7 +160,11 @@ enum MSALPython {
         }
         return Built(
             now: file.now,
-            caches: file.caches.map { Cache(name: $0.name, path: $0.path, lookups: $0.lookups, events: events[$0.name]) })
+            caches: try file.caches.map {
+                Cache(
+                    name: $0.name, serialized: Array(try Data(contentsOf: URL(fileURLWithPath: $0.path))), lookups: $0.lookups,
+                    events: events[$0.name])
+            })
     }
 
     // MARK: - msal-python reading the engine's export
@@ -169,15 +175,20 @@ enum MSALPython {
         var lookups: [Lookup]
     }
 
-    /// Has msal-python deserialize each file and run the lookups with no network; returns, per
-    /// cache and lookup id, what it answered.
-    static func consume(_ entries: [ConsumeEntry]) throws -> [String: [String: Lookup.MSALAnswer]] {
+    /// Has msal-python deserialize each file and run the lookups with no network.
+    struct Consumed: Decodable {
+        /// Per cache and lookup id, what msal-python answered.
+        var results: [String: [String: Lookup.MSALAnswer]]
+        /// Per cache, whether msal-python's `serialize()` after `deserialize()` gave back the same text.
+        var reserialized_identical: [String: Bool]
+    }
+
+    static func consume(_ entries: [ConsumeEntry]) throws -> Consumed {
         let spec = FileManager.default.temporaryDirectory.appendingPathComponent("stc-consume-\(UUID().uuidString).json")
         try JSONEncoder().encode(["caches": entries]).write(to: spec)
         defer { try? FileManager.default.removeItem(at: spec) }
         let output = try run(try interpreter(), ["msal_interop.py", "consume", spec.path])
-        struct Output: Decodable { var results: [String: [String: Lookup.MSALAnswer]] }
-        return try JSONDecoder().decode(Output.self, from: Data(output.utf8)).results
+        return try JSONDecoder().decode(Consumed.self, from: Data(output.utf8))
     }
 }
 

@@ -149,7 +149,11 @@ import Testing
         entries.append(.init(name: "engine_written", path: path.path, lookups: [ivan, ivanAccounts]))
         expected["engine_written"] = [ivan.id: ivan.msal!, ivanAccounts.id: ivanAccounts.msal!]
 
-        let results = try MSALPython.consume(entries)
+        let consumed = try MSALPython.consume(entries)
+        let results = consumed.results
+        for entry in entries {
+            #expect(consumed.reserialized_identical[entry.name] == true, "msal-python's serialize() of the engine's \(entry.name) export differs from it")
+        }
         for (cacheName, lookups) in expected.sorted(by: { $0.key < $1.key }) {
             for (id, want) in lookups.sorted(by: { $0.key < $1.key }) {
                 let got = try #require(results[cacheName]?[id], "msal-python gave no answer for \(cacheName)/\(id)")

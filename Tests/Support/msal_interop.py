@@ -13,7 +13,8 @@
     python msal_interop.py consume SPEC.json
         SPEC = {"caches": [{"name", "path", "lookups": [...]}]}. Deserializes each cache (an
         engine export) and runs the lookups with an http client that records every network
-        call. Prints {"results": {name: {lookup id: {"secret", "network_calls"}}}}.
+        call. Prints {"results": {name: {lookup id: {"secret", "network_calls"}}},
+        "reserialized_identical": {name: whether msal's serialize() of it gives the same text}}.
 
 Lookups: {"id", "kind": "silent"|"client"|"accounts", "client_id", "authority", "scopes",
 "username" (silent), "data" (optional, e.g. ssh-cert key_id), "fmi_path" (client)}.
@@ -412,13 +413,16 @@ def build(outdir):
 def consume(spec_path):
     with open(spec_path) as f:
         spec = json.load(f)
-    results = {}
+    results, reserialized = {}, {}
     for entry in spec["caches"]:
         with open(entry["path"], encoding="utf-8") as f:
             serialized = f.read()
-        json.loads(serialized)  # must be valid JSON for msal
         results[entry["name"]] = answer(serialized, entry["lookups"])
-    print(json.dumps({"results": results}))
+        # Rule 8: what msal-python itself writes back for the engine's export is the same text.
+        cache = msal.SerializableTokenCache()
+        cache.deserialize(serialized)
+        reserialized[entry["name"]] = cache.serialize() == serialized
+    print(json.dumps({"results": results, "reserialized_identical": reserialized}))
 
 
 if __name__ == "__main__":
