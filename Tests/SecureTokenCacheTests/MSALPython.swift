@@ -108,9 +108,16 @@ enum MSALPython {
         func bytes() throws -> [UInt8] { serialized }
     }
 
+    /// A JSON text and what msal-python's `json.dumps(json.loads(text), indent=4)` makes of it.
+    struct RoundTrip: Decodable, Sendable {
+        var input: String
+        var output: String
+    }
+
     struct Built: Sendable {
         var now: Int64
         var caches: [Cache]
+        var jsonRoundTrips: [RoundTrip]
 
         func cache(_ name: String) throws -> Cache {
             guard let cache = caches.first(where: { $0.name == name }) else { throw Failure(description: "no cache \(name)") }
@@ -147,6 +154,7 @@ enum MSALPython {
             }
             var now: Int64
             var caches: [Entry]
+            var json_round_trips: [RoundTrip]
         }
         let file = try JSONDecoder().decode(File.self, from: data)
         // The events hold token responses of any shape: read them with the engine's own parser.
@@ -164,7 +172,7 @@ enum MSALPython {
                 Cache(
                     name: $0.name, serialized: Array(try Data(contentsOf: URL(fileURLWithPath: $0.path))), lookups: $0.lookups,
                     events: events[$0.name])
-            })
+            }, jsonRoundTrips: file.json_round_trips)
     }
 
     // MARK: - msal-python reading the engine's export

@@ -60,6 +60,15 @@ import Testing
         #expect(Set(live).subtracting(answered).isEmpty, "\(name): tokens no msal-python query finds in the engine: \(Set(live).subtracting(answered).sorted())")
     }
 
+    /// Unknown fields other SDKs write (any JSON) are written back exactly as msal-python's
+    /// `json.dumps(..., indent=4)` writes them: numbers, escapes, surrogate pairs, nesting.
+    @Test func unknownFieldsAreWrittenAsMsalPythonWritesThem() throws {
+        for roundTrip in try MSALPython.built().jsonRoundTrips {
+            let written = PythonJSONWriter.serialize(try JSONParser.parse(roundTrip.input))
+            #expect(String(decoding: written, as: UTF8.self) == roundTrip.output, "\(roundTrip.input)")
+        }
+    }
+
     /// The engine ingests the very token responses msal-python's `add()` got (same request,
     /// same clock) and exports exactly the bytes msal-python serialized.
     @Test(arguments: addCaches)

@@ -380,6 +380,24 @@ def answer(serialized, lookups):
     return results
 
 
+# Unknown fields other SDKs write travel through the engine as JSON values; msal-python writes
+# them back with json.dumps(json.loads(...), indent=4). Each input stands for such a field.
+JSON_INPUTS = [
+    r'{"ints": [0, -0, 7, -12, 123456789012345678901234567890, 9007199254740993]}',
+    r'{"floats": [1.0, 2.50, 0.1, 1e16, 1e15, 1.5e-5, 0.0001, 1E+2, -0.0, 5e-324, 1.7976931348623157e308, 1e400,'
+    r' 3.14159265358979323846, 123456789.123456789, 1e-7, 100000000000000000.0]}',
+    r'{"strings": ["plain", "\u00e9t\u00e9", "\ud83d\ude00", "\u0000\u001f\u007f", "\u2028\u2029", "tab\there",'
+    r' "q\"b\\s\/", "\b\f\n\r"]}',
+    r'{"nesting": {"empty_object": {}, "empty_array": [], "deep": [[[{"a": [true, false, null]}]]]}}',
+    r'{"order": {"z": 1, "a": 2, "m": 3}, "duplicate": {"k": 1, "j": 2, "k": 3}}',
+    '{"raw_utf8": "\u00e9\U0001f600\u4e2d"}',
+]
+
+
+def json_round_trips():
+    return [{"input": text, "output": json.dumps(json.loads(text), indent=4)} for text in JSON_INPUTS]
+
+
 def build(outdir):
     os.makedirs(outdir, exist_ok=True)
     now = int(time.time())
@@ -405,6 +423,7 @@ def build(outdir):
         if name.startswith("add_"):
             entry["events"] = cache.events
         expectations["caches"].append(entry)
+    expectations["json_round_trips"] = json_round_trips()
     with open(os.path.join(outdir, "expectations.json"), "w") as f:
         json.dump(expectations, f, indent=1)
     print(json.dumps({"outdir": outdir, "caches": [c["name"] for c in expectations["caches"]]}))
