@@ -14,18 +14,22 @@ import Testing
         return result
     }
 
-    static func store(_ fields: JSONObject, client: String = Fixtures.clientA, authority: String = home, scopes: Scopes = ["User.Read"],
-        grant: String? = "authorization_code", keyId: String? = nil, in group: CacheGroup) throws
-    {
+    static func store(
+        _ fields: JSONObject, client: String = Fixtures.clientA, authority: String = home, scopes: Scopes = ["User.Read"],
+        grant: String? = "authorization_code", keyId: String? = nil, in group: CacheGroup
+    ) throws {
         try TokenCache(clientId: client, group: group).store(
             try TokenResponse(fields: fields),
-            for: TokenRequest(clientId: client, authority: try Authority(authority), scopes: scopes, grantType: grant, keyId: keyId))
+            for: TokenRequest(
+                clientId: client, authority: try Authority(authority), scopes: scopes, grantType: grant, keyId: keyId))
     }
 
     @Test func userResponseBecomesFiveEntriesWithMsalFields() throws {
         let group = try Fixtures.group()
         try TokenCache(clientId: Fixtures.clientA, group: group).store(
-            try Fixtures.response(scope: "User.Read openid profile", expiresIn: 3600, foci: "1", extra: ["ext_expires_in": .number("7200"), "refresh_in": .number("1800")]),
+            try Fixtures.response(
+                scope: "User.Read openid profile", expiresIn: 3600, foci: "1",
+                extra: ["ext_expires_in": .number("7200"), "refresh_in": .number("1800")]),
             for: try Fixtures.request(authority: "https://login.microsoftonline.com/organizations"))
         let entries = try Self.entries(group)
         let at = try #require(entries[.accessToken]?.first)
@@ -37,7 +41,11 @@ import Testing
         #expect(at.string("extended_expires_on") == "1700007200")
         #expect(at.string("refresh_on") == "1700001800")
         #expect(at.string("token_type") == "Bearer")
-        #expect(at.keys == ["credential_type", "secret", "home_account_id", "environment", "client_id", "target", "realm", "token_type", "cached_at", "expires_on", "extended_expires_on", "refresh_on"])
+        #expect(
+            at.keys == [
+                "credential_type", "secret", "home_account_id", "environment", "client_id", "target", "realm", "token_type",
+                "cached_at", "expires_on", "extended_expires_on", "refresh_on",
+            ])
         let account = try #require(entries[.account]?.first)
         #expect(account.string("local_account_id") == Self.uid, "oid")
         #expect(account.string("username") == "Alice@Contoso.com")
@@ -54,7 +62,10 @@ import Testing
         let group = try Fixtures.group()
         let idToken = Fixtures.jwt(["sub": .string("erin-sub"), "upn": .string("erin@contoso.com"), "aud": .string("adfs-app")])
         try Self.store(
-            ["access_token": .string("at"), "id_token": .string(idToken), "expires_in": .string("3600"), "scope": .string("openid")],
+            [
+                "access_token": .string("at"), "id_token": .string(idToken), "expires_in": .string("3600"),
+                "scope": .string("openid"),
+            ],
             client: "adfs-app", authority: "https://fs.contoso.com/adfs", scopes: ["https://api.contoso.com/Read"], in: group)
         let entries = try Self.entries(group)
         let account = try #require(entries[.account]?.first)
@@ -90,14 +101,18 @@ import Testing
                 "token_type": .string("ssh-cert"), "access_token": .string("ssh-cert-1"), "expires_in": .number("3600"),
                 "client_info": .string(Fixtures.clientInfo(uid: Self.uid, utid: Fixtures.tenant)),
                 "scope": .string("https://pas.windows.net/CheckMyAccess/Linux/.default"),
-            ], scopes: ["https://pas.windows.net/CheckMyAccess/Linux/.default"], grant: "refresh_token", keyId: "key-1", in: group)
+            ], scopes: ["https://pas.windows.net/CheckMyAccess/Linux/.default"], grant: "refresh_token", keyId: "key-1", in: group
+        )
         let ssh = try #require(try Self.entries(group)[.accessToken]?.first { $0.string("secret") == "ssh-cert-1" })
         #expect(ssh.string("token_type") == "ssh-cert")
         #expect(ssh.string("key_id") == "key-1")
         // Library fix: this used to overwrite the account with username "" and a null local_account_id.
         #expect(try Self.entries(group)[.account] == accountBefore)
         let alice = try #require(try cache.account(username: "alice@contoso.com"))
-        #expect(try cache.accessToken(for: ["https://pas.windows.net/CheckMyAccess/Linux/.default"], account: alice, authority: try Authority(Self.home), tokenType: "ssh-cert")?.token.secret == "ssh-cert-1")
+        #expect(
+            try cache.accessToken(
+                for: ["https://pas.windows.net/CheckMyAccess/Linux/.default"], account: alice,
+                authority: try Authority(Self.home), tokenType: "ssh-cert")?.token.secret == "ssh-cert-1")
     }
 
     @Test func refreshKeepsWhatTheSignInAndOtherSDKsStoredOnTheAccount() throws {
@@ -115,10 +130,13 @@ import Testing
         // A silent refresh (grant refresh_token): no account_source in the new entry.
         try cache.store(
             try Fixtures.response(accessToken: "at-2", scope: "Mail.Read"),
-            for: TokenRequest(clientId: Fixtures.clientA, authority: try Authority(Self.home), scopes: ["Mail.Read"], grantType: "refresh_token"),
+            for: TokenRequest(
+                clientId: Fixtures.clientA, authority: try Authority(Self.home), scopes: ["Mail.Read"], grantType: "refresh_token"
+            ),
             signIn: false)
         let account = try #require(try Self.entries(group)[.account]?.first)
-        #expect(account.string("account_source") == "authorization_code", "msal-python keeps it too: it skips the account on refresh")
+        #expect(
+            account.string("account_source") == "authorization_code", "msal-python keeps it too: it skips the account on refresh")
         #expect(account.string("name") == "Alice Example")
         #expect(account.string("enrollment_id") == "enr-9")
         #expect(try Self.entries(group)[.account]?.count == 1)
@@ -139,8 +157,11 @@ import Testing
         let key = try #require(try group.index().documentOrder().first { $0.id.kind == .refreshToken }?.id)
         var transaction = IndexTransaction(try group.index())
         let ingest = try Ingest(
-            response: try Fixtures.response(uid: "00000000-0000-0000-3333-000000000003", accessToken: "at-b", refreshToken: "rt-rotated", scope: "Calendars.Read", foci: "1"),
-            request: try Fixtures.request(client: Fixtures.clientB, authority: Self.home, scopes: ["Calendars.Read"]), now: 1_700_000_100)
+            response: try Fixtures.response(
+                uid: "00000000-0000-0000-3333-000000000003", accessToken: "at-b", refreshToken: "rt-rotated",
+                scope: "Calendars.Read", foci: "1"),
+            request: try Fixtures.request(client: Fixtures.clientB, authority: Self.home, scopes: ["Calendars.Read"]),
+            now: 1_700_000_100)
         ingest.apply(to: &transaction, redeemed: key, signIn: false)
         let rts = transaction.index.documentOrder().filter { $0.id.kind == .refreshToken }
         #expect(rts.map(\.id) == [key])

@@ -23,7 +23,8 @@ enum MSALPython {
     static func interpreter() throws -> String {
         if let path = ProcessInfo.processInfo.environment["STC_PYTHON"], !path.isEmpty { return path }
         let output = try run(repositoryRoot.appendingPathComponent("scripts/python-env").path, [])
-        guard let path = output.split(separator: "\n").last.map(String.init), FileManager.default.isExecutableFile(atPath: path) else {
+        guard let path = output.split(separator: "\n").last.map(String.init), FileManager.default.isExecutableFile(atPath: path)
+        else {
             throw Failure(description: "scripts/python-env printed no interpreter path")
         }
         return path
@@ -158,7 +159,8 @@ enum MSALPython {
         }
         let file = try JSONDecoder().decode(File.self, from: data)
         // The events hold token responses of any shape: read them with the engine's own parser.
-        guard case .object(let document) = try JSONParser.parse(Array(data)), case .array(let entries)? = document["caches"] else {
+        guard case .object(let document) = try JSONParser.parse(Array(data)), case .array(let entries)? = document["caches"]
+        else {
             throw Failure(description: "expectations.json has no caches")
         }
         var events: [String: [JSONObject]] = [:]
@@ -229,7 +231,10 @@ extension MSALPython.Lookup {
         default:
             guard let username, let account = try cache.account(username: username) else { return (nil, nil) }
             let tokenType = data?["token_type"] ?? "Bearer"
-            return (try cache.accessToken(for: Scopes(scopes ?? []), account: account, authority: authority, tokenType: tokenType)?.token.secret, nil)
+            return (
+                try cache.accessToken(for: Scopes(scopes ?? []), account: account, authority: authority, tokenType: tokenType)?
+                    .token.secret, nil
+            )
         }
     }
 }

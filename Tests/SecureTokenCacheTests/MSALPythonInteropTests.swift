@@ -54,10 +54,14 @@ import Testing
         }
         let now = built.now
         let live = try group.index().documentOrder().compactMap { stored -> String? in
-            guard case .accessToken(let token) = stored.entry, !token.isExpired(at: now), !token.scopes.isEmptyForMatching else { return nil }
+            guard case .accessToken(let token) = stored.entry, !token.isExpired(at: now), !token.scopes.isEmptyForMatching else {
+                return nil
+            }
             return token.secret
         }
-        #expect(Set(live).subtracting(answered).isEmpty, "\(name): tokens no msal-python query finds in the engine: \(Set(live).subtracting(answered).sorted())")
+        #expect(
+            Set(live).subtracting(answered).isEmpty,
+            "\(name): tokens no msal-python query finds in the engine: \(Set(live).subtracting(answered).sorted())")
     }
 
     /// Unknown fields other SDKs write (any JSON) are written back exactly as msal-python's
@@ -122,7 +126,8 @@ import Testing
             var lookups = cache.lookups
             if cache.name == "add_users" {
                 // A read-modify-write: the engine stores a new token for Alice in msal's cache.
-                let response = try Fixtures.response(accessToken: "at-engine-alice-tasks", refreshToken: "rt-engine-alice", scope: "Tasks.Read openid profile")
+                let response = try Fixtures.response(
+                    accessToken: "at-engine-alice-tasks", refreshToken: "rt-engine-alice", scope: "Tasks.Read openid profile")
                 let request = TokenRequest(
                     clientId: Fixtures.clientA, authority: try Authority("https://login.microsoftonline.com/\(Fixtures.tenant)"),
                     scopes: ["Tasks.Read"], grantType: "refresh_token")
@@ -144,24 +149,32 @@ import Testing
         let group = try Fixtures.group(now: built.now)
         let cache = try TokenCache(clientId: Fixtures.clientB, group: group)
         try cache.store(
-            try Fixtures.response(uid: "00000000-0000-0000-aaaa-00000000000a", username: "Ivan@Contoso.com", accessToken: "at-engine-ivan", scope: "User.Read Mail.Send openid profile"),
-            for: try Fixtures.request(client: Fixtures.clientB, authority: "https://login.microsoftonline.com/\(Fixtures.tenant)", scopes: ["User.Read", "Mail.Send"]))
+            try Fixtures.response(
+                uid: "00000000-0000-0000-aaaa-00000000000a", username: "Ivan@Contoso.com", accessToken: "at-engine-ivan",
+                scope: "User.Read Mail.Send openid profile"),
+            for: try Fixtures.request(
+                client: Fixtures.clientB, authority: "https://login.microsoftonline.com/\(Fixtures.tenant)",
+                scopes: ["User.Read", "Mail.Send"]))
         let path = directory.appendingPathComponent("engine_written.json")
         try Data(try group.exportMSAL(includeSecrets: true)).write(to: path)
         let ivan = MSALPython.Lookup(
             id: "engine-ivan", kind: "silent", client_id: Fixtures.clientB,
-            authority: "https://login.microsoftonline.com/\(Fixtures.tenant)", scopes: ["Mail.Send"], username: "ivan@contoso.com",
+            authority: "https://login.microsoftonline.com/\(Fixtures.tenant)", scopes: ["Mail.Send"],
+            username: "ivan@contoso.com",
             msal: .init(secret: "at-engine-ivan", network_calls: 0))
         let ivanAccounts = MSALPython.Lookup(
             id: "engine-ivan-accounts", kind: "accounts", client_id: Fixtures.clientB,
-            authority: "https://login.microsoftonline.com/\(Fixtures.tenant)", msal: .init(network_calls: 0, usernames: ["Ivan@Contoso.com"]))
+            authority: "https://login.microsoftonline.com/\(Fixtures.tenant)",
+            msal: .init(network_calls: 0, usernames: ["Ivan@Contoso.com"]))
         entries.append(.init(name: "engine_written", path: path.path, lookups: [ivan, ivanAccounts]))
         expected["engine_written"] = [ivan.id: ivan.msal!, ivanAccounts.id: ivanAccounts.msal!]
 
         let consumed = try MSALPython.consume(entries)
         let results = consumed.results
         for entry in entries {
-            #expect(consumed.reserialized_identical[entry.name] == true, "msal-python's serialize() of the engine's \(entry.name) export differs from it")
+            #expect(
+                consumed.reserialized_identical[entry.name] == true,
+                "msal-python's serialize() of the engine's \(entry.name) export differs from it")
         }
         for (cacheName, lookups) in expected.sorted(by: { $0.key < $1.key }) {
             for (id, want) in lookups.sorted(by: { $0.key < $1.key }) {

@@ -17,9 +17,11 @@ import Testing
     ) throws -> Account {
         try cache.store(
             try Fixtures.response(
-                uid: uid, tenant: tenant, username: username, accessToken: at, refreshToken: rt, scope: scope, expiresIn: expiresIn,
+                uid: uid, tenant: tenant, username: username, accessToken: at, refreshToken: rt, scope: scope,
+                expiresIn: expiresIn,
                 foci: foci, extra: extra),
-            for: try Fixtures.request(client: cache.clientId, authority: authority, scopes: Scopes(target: scope)), signIn: signIn)
+            for: try Fixtures.request(client: cache.clientId, authority: authority, scopes: Scopes(target: scope)), signIn: signIn
+        )
         return try #require(try cache.account(identifier: "\(uid).\(tenant)"))
     }
 
@@ -84,7 +86,9 @@ import Testing
         try group.importMSAL(Array(Self.foreignCache.utf8))
         let cache = try TokenCache(clientId: Fixtures.clientA, group: group)
         // A new token for the same account, cloud, tenant, client and scopes.
-        _ = try Self.signIn(cache, at: "at-new", rt: "rt-new", scope: "User.Read openid profile", authority: "https://login.windows.net/\(Fixtures.tenant)")
+        _ = try Self.signIn(
+            cache, at: "at-new", rt: "rt-new", scope: "User.Read openid profile",
+            authority: "https://login.windows.net/\(Fixtures.tenant)")
         guard case .object(let document) = try JSONParser.parse(try group.exportMSAL(includeSecrets: true)) else {
             Issue.record("the export is not an object")
             return
@@ -115,7 +119,8 @@ import Testing
         #expect(account.string("alternative_account_id") == "alt-1")
         #expect(account.string("last_modification_app") == "com.example.mail")
         #expect(account.string("name") == "Alice")
-        #expect(document["DotnetExtraSection"] == .object(["schema": .number("3"), "values": .array([.string("a"), .string("é")])]))
+        #expect(
+            document["DotnetExtraSection"] == .object(["schema": .number("3"), "values": .array([.string("a"), .string("é")])]))
         let text = String(decoding: try group.exportMSAL(includeSecrets: true), as: UTF8.self)
         #expect(text.contains(#""\u00e9""#), "written back as msal-python writes it (ASCII escapes)")
     }
@@ -138,20 +143,27 @@ import Testing
     @Test func rule3RealmIsTheIdTokenTenantAndMultiTenantAuthoritiesMeanTheHomeTenant() throws {
         let group = try Fixtures.group()
         let cache = try TokenCache(clientId: Fixtures.clientA, group: group)
-        let alice = try Self.signIn(cache, at: "at-common", scope: "User.Read", authority: "https://login.microsoftonline.com/common")
-        let stored = try #require(try group.index().documentOrder().compactMap { if case .accessToken(let t) = $0.entry { t } else { nil } }.first)
+        let alice = try Self.signIn(
+            cache, at: "at-common", scope: "User.Read", authority: "https://login.microsoftonline.com/common")
+        let stored = try #require(
+            try group.index().documentOrder().compactMap { if case .accessToken(let t) = $0.entry { t } else { nil } }.first)
         #expect(stored.realm == Fixtures.tenant, "the realm is the id token's tid, not 'common'")
         #expect(alice.realm == Fixtures.tenant)
         for tenant in ["common", "organizations", Fixtures.tenant] {
             let authority = try Authority("https://login.microsoftonline.com/\(tenant)")
-            #expect(try cache.accessToken(for: ["User.Read"], account: alice, authority: authority)?.token.secret == "at-common", "\(tenant)")
+            #expect(
+                try cache.accessToken(for: ["User.Read"], account: alice, authority: authority)?.token.secret == "at-common",
+                "\(tenant)")
         }
-        #expect(try cache.accessToken(for: ["User.Read"], account: alice, authority: try Authority(Self.guest)) == nil, "another tenant is another realm")
+        #expect(
+            try cache.accessToken(for: ["User.Read"], account: alice, authority: try Authority(Self.guest)) == nil,
+            "another tenant is another realm")
 
         // A personal account: /consumers resolves to the consumers tenant id.
         let msa = "9188040d-6c67-4c5b-b112-36a304b66dad"
         let dave = try Self.signIn(
-            cache, uid: "00000000-0000-0000-4444-000000000004", tenant: msa, username: "dave@outlook.com", at: "at-dave", scope: "User.Read",
+            cache, uid: "00000000-0000-0000-4444-000000000004", tenant: msa, username: "dave@outlook.com", at: "at-dave",
+            scope: "User.Read",
             authority: "https://login.microsoftonline.com/consumers")
         #expect(dave.realm == msa)
         let consumers = try Authority("https://login.microsoftonline.com/consumers")
@@ -171,8 +183,11 @@ import Testing
                 "token_type": "Bearer", "cached_at": "1700000000", "expires_on": "1700003600", "extended_expires_on": "1700003600"}}}
                 """.utf8))
         let common = try Authority("https://login.microsoftonline.com/common")
-        #expect(try cache.accessToken(for: ["Files.Read"], account: alice, authority: common)?.token.secret == "at-literal-common")
-        #expect(try cache.accessToken(for: ["User.Read"], account: alice, authority: common)?.token.secret == "at-home", "the home tenant first")
+        #expect(
+            try cache.accessToken(for: ["Files.Read"], account: alice, authority: common)?.token.secret == "at-literal-common")
+        #expect(
+            try cache.accessToken(for: ["User.Read"], account: alice, authority: common)?.token.secret == "at-home",
+            "the home tenant first")
     }
 
     // MARK: Rule 4: saving an access token replaces tokens whose scopes intersect
@@ -194,17 +209,25 @@ import Testing
         _ = try Self.signIn(b, at: "at-b-user", scope: "User.Read")
         try a.store(
             try Fixtures.response(accessToken: "ssh-1", scope: "User.Read", extra: ["token_type": .string("ssh-cert")]),
-            for: TokenRequest(clientId: Fixtures.clientA, authority: try Authority(Self.home), scopes: ["User.Read"], keyId: "k1"), signIn: false)
+            for: TokenRequest(
+                clientId: Fixtures.clientA, authority: try Authority(Self.home), scopes: ["User.Read"], keyId: "k1"),
+            signIn: false)
 
         // The replacement: User.Read Calendars.Read intersects "Mail.Read User.Read" (and the
         // token above that replaced it) but not Files.Read.
         _ = try Self.signIn(a, at: "at-user-cal", scope: "User.Read Calendars.Read")
-        let secrets = try group.index().documentOrder().compactMap { if case .accessToken(let t) = $0.entry { t.secret } else { nil } }
+        let secrets = try group.index().documentOrder().compactMap {
+            if case .accessToken(let t) = $0.entry { t.secret } else { nil }
+        }
         #expect(Set(secrets) == ["at-files", "at-guest", "at-b-user", "ssh-1", "at-user-cal"])
         let home = try Authority(Self.home)
         #expect(try a.accessToken(for: ["Mail.Read"], account: alice, authority: home) == nil, "the replaced token is gone")
-        #expect(try a.accessToken(for: ["user.read", "calendars.read"], account: alice, authority: home)?.token.secret == "at-user-cal")
-        #expect(try a.accessToken(for: ["User.Read"], account: alice, authority: home, tokenType: "ssh-cert")?.token.secret == "ssh-1")
+        #expect(
+            try a.accessToken(for: ["user.read", "calendars.read"], account: alice, authority: home)?.token.secret
+                == "at-user-cal")
+        #expect(
+            try a.accessToken(for: ["User.Read"], account: alice, authority: home, tokenType: "ssh-cert")?.token.secret == "ssh-1"
+        )
     }
 
     // MARK: Rule 5: own refresh token first, then the family's; client_mismatch → family_id ""
@@ -227,7 +250,11 @@ import Testing
         #expect(try c.refreshTokens(for: carol).isEmpty)
         #expect(try c.accounts().isEmpty)
         let metadata = try group.index().appMetadata(client: Fixtures.clientC, environment: nil)
-        if case .appMetadata(let entry)? = metadata?.entry { #expect(entry.fields.string("family_id") == "") } else { Issue.record("no AppMetadata for C") }
+        if case .appMetadata(let entry)? = metadata?.entry {
+            #expect(entry.fields.string("family_id") == "")
+        } else {
+            Issue.record("no AppMetadata for C")
+        }
         // A family member with its own token too: own first, family second.
         let d = try TokenCache(clientId: "77777777-aaaa-4bbb-8ccc-000000000007", group: group)
         _ = try Self.signIn(d, at: "at-d", rt: "rt-d-own", scope: "Tasks.Read", foci: "1", signIn: false)
@@ -250,7 +277,9 @@ import Testing
         #expect(try a.accessToken(for: ["User.Read"], account: alice, authority: try Authority(Self.home)) == nil)
         #expect(try a.currentAccount().current == nil)
         #expect(try b.accounts().map(\.username) == ["Alice@Contoso.com"], "B keeps its SSO (msal-python removes it: S6, S7)")
-        #expect(try b.accessToken(for: ["Calendars.Read"], account: alice, authority: try Authority(Self.home))?.token.secret == "at-b")
+        #expect(
+            try b.accessToken(for: ["Calendars.Read"], account: alice, authority: try Authority(Self.home))?.token.secret
+                == "at-b")
         #expect(!(try b.refreshTokens(for: alice).isEmpty), "the family token stays for the family's other apps")
 
         _ = try Self.signIn(a, at: "at-a2", rt: "frt2", scope: "User.Read", foci: "1")
@@ -267,11 +296,14 @@ import Testing
         let clock = TestClock(1_700_000_000)
         let group = try CacheGroup(name: "rule7", store: MemoryStore(name: "rule7"), clock: clock.closure)
         let cache = try TokenCache(clientId: Fixtures.clientA, group: group)
-        let alice = try Self.signIn(cache, at: "at-short", scope: "User.Read", expiresIn: 600, extra: ["refresh_in": .number("60")])
+        let alice = try Self.signIn(
+            cache, at: "at-short", scope: "User.Read", expiresIn: 600, extra: ["refresh_in": .number("60")])
         let home = try Authority(Self.home)
         #expect(try cache.accessToken(for: ["User.Read"], account: alice, authority: home)?.shouldRefresh == false)
         clock.now += 60
-        #expect(try cache.accessToken(for: ["User.Read"], account: alice, authority: home)?.shouldRefresh == true, "refresh_on passed")
+        #expect(
+            try cache.accessToken(for: ["User.Read"], account: alice, authority: home)?.shouldRefresh == true, "refresh_on passed"
+        )
         clock.now = 1_700_000_000 + 600 - 300
         #expect(try cache.accessToken(for: ["User.Read"], account: alice, authority: home) == nil, "300 s margin")
         clock.now = 1_700_000_000 + 601
@@ -311,4 +343,3 @@ import Testing
         #expect(try JSONParser.parse(Array(text.utf8)) == JSONParser.parse(try group.exportMSAL(includeSecrets: true)))
     }
 }
-

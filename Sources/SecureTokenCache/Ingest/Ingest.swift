@@ -171,7 +171,8 @@ struct Ingest {
                 // used to overwrite the stored account with `username: ""` and a null
                 // `local_account_id`. Keep the account then, and keep unknown fields otherwise.
                 if response.idToken != nil {
-                    transaction.replace(existing.id, with: CacheEntry.account(newAccount).keepingUnknownFields(of: existing.entry))
+                    transaction.replace(
+                        existing.id, with: CacheEntry.account(newAccount).keepingUnknownFields(of: existing.entry))
                 }
             } else {
                 transaction.put(.account(newAccount))

@@ -10,7 +10,10 @@ extension CacheEntry {
                 "cached_at", "expires_on", "extended_expires_on", "ext_expires_on", "refresh_on", "key_id", "ext_cache_key",
             ]
         case .refreshToken:
-            ["credential_type", "secret", "home_account_id", "environment", "client_id", "target", "last_modification_time", "family_id"]
+            [
+                "credential_type", "secret", "home_account_id", "environment", "client_id", "target", "last_modification_time",
+                "family_id",
+            ]
         case .idToken:
             ["credential_type", "secret", "home_account_id", "environment", "realm", "client_id"]
         case .account:
