@@ -71,6 +71,8 @@ enum MSALPython {
             var network_calls: Int
             var usernames: [String]?
             var no_account: Bool?
+            /// For `refresh` lookups: the refresh tokens msal-python sent, in order.
+            var sent_refresh_tokens: [String]?
         }
 
         /// Where our rules (cache-model.md) make the engine answer differently, and why.

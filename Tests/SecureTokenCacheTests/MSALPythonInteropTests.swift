@@ -145,29 +145,69 @@ import Testing
             expected[cache.name] = Dictionary(uniqueKeysWithValues: lookups.compactMap { l in l.msal.map { (l.id, $0) } })
         }
 
-        // A cache only the engine wrote: a user signs in, an app-only token, an ssh-cert.
+        // A cache only the engine wrote: users sign in (one with a family refresh token), an
+        // app-only token, an ssh-cert.
+        let home = "https://login.microsoftonline.com/\(Fixtures.tenant)"
         let group = try Fixtures.group(now: built.now)
-        let cache = try TokenCache(clientId: Fixtures.clientB, group: group)
-        try cache.store(
+        let b = try TokenCache(clientId: Fixtures.clientB, group: group)
+        let ivanId = "00000000-0000-0000-aaaa-00000000000a"
+        try b.store(
             try Fixtures.response(
-                uid: "00000000-0000-0000-aaaa-00000000000a", username: "Ivan@Contoso.com", accessToken: "at-engine-ivan",
+                uid: ivanId, username: "Ivan@Contoso.com", accessToken: "at-engine-ivan", refreshToken: "rt-engine-ivan",
                 scope: "User.Read Mail.Send openid profile"),
-            for: try Fixtures.request(
-                client: Fixtures.clientB, authority: "https://login.microsoftonline.com/\(Fixtures.tenant)",
-                scopes: ["User.Read", "Mail.Send"]))
+            for: try Fixtures.request(client: Fixtures.clientB, authority: home, scopes: ["User.Read", "Mail.Send"]))
+        try TokenCache(clientId: Fixtures.clientA, group: group).store(
+            try Fixtures.response(
+                uid: "00000000-0000-0000-bbbb-00000000000b", username: "Judy@Contoso.com", accessToken: "at-engine-judy",
+                refreshToken: "frt-engine-judy", scope: "User.Read openid profile", foci: "1"),
+            for: try Fixtures.request(client: Fixtures.clientA, authority: home))
+        let pas = "https://pas.windows.net/CheckMyAccess/Linux/.default"
+        try b.store(
+            try TokenResponse(fields: [
+                "token_type": .string("ssh-cert"), "access_token": .string("ssh-engine-ivan"), "expires_in": .number("3600"),
+                "scope": .string(pas), "client_info": .string(Fixtures.clientInfo(uid: ivanId, utid: Fixtures.tenant)),
+            ]),
+            for: TokenRequest(clientId: Fixtures.clientB, authority: try Authority(home), scopes: [pas], keyId: "key-ivan"),
+            signIn: false)
+        let daemon = "55555555-aaaa-4bbb-8ccc-000000000005"
+        try TokenCache(clientId: daemon, group: group).store(
+            try TokenResponse(fields: ["access_token": .string("at-engine-daemon"), "expires_in": .number("3599")]),
+            for: TokenRequest(
+                clientId: daemon, authority: try Authority(home), scopes: ["https://graph.microsoft.com/.default"],
+                grantType: "client_credentials"),
+            signIn: false)
         let path = directory.appendingPathComponent("engine_written.json")
         try Data(try group.exportMSAL(includeSecrets: true)).write(to: path)
-        let ivan = MSALPython.Lookup(
-            id: "engine-ivan", kind: "silent", client_id: Fixtures.clientB,
-            authority: "https://login.microsoftonline.com/\(Fixtures.tenant)", scopes: ["Mail.Send"],
-            username: "ivan@contoso.com",
-            msal: .init(secret: "at-engine-ivan", network_calls: 0))
-        let ivanAccounts = MSALPython.Lookup(
-            id: "engine-ivan-accounts", kind: "accounts", client_id: Fixtures.clientB,
-            authority: "https://login.microsoftonline.com/\(Fixtures.tenant)",
-            msal: .init(network_calls: 0, usernames: ["Ivan@Contoso.com"]))
-        entries.append(.init(name: "engine_written", path: path.path, lookups: [ivan, ivanAccounts]))
-        expected["engine_written"] = [ivan.id: ivan.msal!, ivanAccounts.id: ivanAccounts.msal!]
+        typealias Lookup = MSALPython.Lookup
+        let written = [
+            Lookup(
+                id: "engine-ivan", kind: "silent", client_id: Fixtures.clientB, authority: home, scopes: ["Mail.Send"],
+                username: "ivan@contoso.com", msal: .init(secret: "at-engine-ivan", network_calls: 0)),
+            Lookup(
+                id: "engine-accounts", kind: "accounts", client_id: Fixtures.clientB, authority: home,
+                msal: .init(network_calls: 0, usernames: ["Ivan@Contoso.com", "Judy@Contoso.com"])),
+            Lookup(
+                id: "engine-ivan-ssh", kind: "silent", client_id: Fixtures.clientB, authority: home, scopes: [pas],
+                username: "ivan@contoso.com", data: ["token_type": "ssh-cert", "key_id": "key-ivan", "req_cnf": "cnf"],
+                msal: .init(secret: "ssh-engine-ivan", network_calls: 0)),
+            Lookup(
+                id: "engine-daemon", kind: "client", client_id: daemon, authority: home,
+                scopes: ["https://graph.microsoft.com/.default"], msal: .init(secret: "at-engine-daemon", network_calls: 0)),
+            // No access token for Files.Read: msal-python must find and send the engine's refresh
+            // tokens: B's own, and for a family app with no app metadata yet, A's family token.
+            Lookup(
+                id: "engine-ivan-own-rt", kind: "refresh", client_id: Fixtures.clientB, authority: home, scopes: ["Files.Read"],
+                username: "ivan@contoso.com",
+                msal: .init(
+                    secret: "at-refreshed-with-rt-engine-ivan", network_calls: 1, sent_refresh_tokens: ["rt-engine-ivan"])),
+            Lookup(
+                id: "engine-judy-family-rt", kind: "refresh", client_id: "77777777-aaaa-4bbb-8ccc-000000000007",
+                authority: home, scopes: ["Files.Read"], username: "judy@contoso.com",
+                msal: .init(
+                    secret: "at-refreshed-with-frt-engine-judy", network_calls: 1, sent_refresh_tokens: ["frt-engine-judy"])),
+        ]
+        entries.append(.init(name: "engine_written", path: path.path, lookups: written))
+        expected["engine_written"] = Dictionary(uniqueKeysWithValues: written.map { ($0.id, $0.msal!) })
 
         let consumed = try MSALPython.consume(entries)
         let results = consumed.results
@@ -181,7 +221,9 @@ import Testing
                 let got = try #require(results[cacheName]?[id], "msal-python gave no answer for \(cacheName)/\(id)")
                 #expect(got.secret == want.secret, "msal-python on the engine's export of \(cacheName): \(id)")
                 #expect(got.usernames == want.usernames, "msal-python accounts on the engine's export of \(cacheName): \(id)")
-                if want.secret != nil || want.usernames != nil {
+                #expect(
+                    got.sent_refresh_tokens == want.sent_refresh_tokens, "refresh tokens msal-python sent: \(cacheName)/\(id)")
+                if want.sent_refresh_tokens == nil, want.secret != nil || want.usernames != nil {
                     #expect(got.network_calls == 0, "msal-python went to the network for \(cacheName)/\(id)")
                 }
             }

@@ -16,7 +16,7 @@
         call. Prints {"results": {name: {lookup id: {"secret", "network_calls"}}},
         "reserialized_identical": {name: whether msal's serialize() of it gives the same text}}.
 
-Lookups: {"id", "kind": "silent"|"client"|"accounts", "client_id", "authority", "scopes",
+Lookups: {"id", "kind": "silent"|"client"|"accounts"|"refresh", "client_id", "authority", "scopes",
 "username" (silent), "data" (optional, e.g. ssh-cert key_id), "fmi_path" (client)}.
 """
 
@@ -366,9 +366,29 @@ def run_lookup(cache, lookup):
     found = app.get_accounts(username=lookup["username"])
     if not found:
         return {"secret": None, "network_calls": 0, "no_account": True}
+    if lookup["kind"] == "refresh":
+        return run_refresh(cache, lookup, found[0])
     result = app.acquire_token_silent(lookup["scopes"], found[0], data=dict(lookup.get("data", {})))
     return {"secret": result.get("access_token") if result else None,
             "network_calls": len(http.network_calls) - before}
+
+
+def run_refresh(cache, lookup, account):
+    """A silent call with no usable access token, against the fake token endpoint: which
+    refresh tokens msal-python finds in the cache and sends (own, family) tells whether the
+    refresh tokens another writer stored are usable by msal-python."""
+    sts = FakeSTS()
+    try:
+        sts.responder = lambda host, tenant, form: (200, {
+            "token_type": "Bearer", "expires_in": 3600, "scope": form.get("scope", ""),
+            "access_token": "at-refreshed-with-" + form.get("refresh_token", "")})
+        app = msal.PublicClientApplication(lookup["client_id"], authority=lookup["authority"], token_cache=cache,
+                                           http_client=sts.session(), instance_discovery=False)
+        result = app.acquire_token_silent(lookup["scopes"], account)
+        return {"secret": result.get("access_token") if result else None, "network_calls": len(sts.calls),
+                "sent_refresh_tokens": [call[2] for call in sts.calls]}
+    finally:
+        sts.close()
 
 
 def answer(serialized, lookups):
