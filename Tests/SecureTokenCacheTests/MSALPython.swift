@@ -107,6 +107,9 @@ enum MSALPython {
         var lookups: [Lookup]
         /// The `TokenCache.add` events (with their clock) the cache was built from; `nil` for flows.
         var events: [JSONObject]?
+        /// The clock msal-python's answers were given at, for the shared vectors of 2023
+        /// (`nil`: the real time of the build, `Built.now`).
+        var frozenNow: Int64?
 
         func bytes() throws -> [UInt8] { serialized }
     }
@@ -118,6 +121,9 @@ enum MSALPython {
     }
 
     struct Built: Sendable {
+        /// The clock for lookups of `cache`.
+        func now(_ cache: Cache) -> Int64 { cache.frozenNow ?? now }
+
         var now: Int64
         var caches: [Cache]
         var jsonRoundTrips: [RoundTrip]
@@ -128,7 +134,7 @@ enum MSALPython {
         }
     }
 
-    static let cacheNames = ["add_users", "add_adfs", "add_app_only", "flows"]
+    static let cacheNames = ["add_users", "add_adfs", "add_app_only", "flows"] + Fixtures.vectorNames
 
     /// One Python run builds every cache, shared by all tests.
     private static let builtOnce: Result<Built, Failure> = {
@@ -154,6 +160,7 @@ enum MSALPython {
                 var name: String
                 var path: String
                 var lookups: [Lookup]
+                var frozen_now: Int64?
             }
             var now: Int64
             var caches: [Entry]
@@ -175,7 +182,7 @@ enum MSALPython {
             caches: try file.caches.map {
                 Cache(
                     name: $0.name, serialized: Array(try Data(contentsOf: URL(fileURLWithPath: $0.path))), lookups: $0.lookups,
-                    events: events[$0.name])
+                    events: events[$0.name], frozenNow: $0.frozen_now)
             }, jsonRoundTrips: file.json_round_trips)
     }
 
@@ -185,6 +192,7 @@ enum MSALPython {
         var name: String
         var path: String
         var lookups: [Lookup]
+        var frozen_now: Int64?
     }
 
     /// Has msal-python deserialize each file and run the lookups with no network.

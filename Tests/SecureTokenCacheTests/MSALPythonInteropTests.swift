@@ -24,10 +24,10 @@ import Testing
     func engineAnswersTheLookupsMsalPythonAnswers(name: String) throws {
         let built = try MSALPython.built()
         let cache = try built.cache(name)
-        let group = try Fixtures.group(now: built.now)
+        let group = try Fixtures.group(now: built.now(cache))
         try group.importMSAL(try cache.bytes())
         for lookup in cache.lookups {
-            let answer = try lookup.engineAnswer(in: group, now: built.now)
+            let answer = try lookup.engineAnswer(in: group, now: built.now(cache))
             let why = lookup.engine.map { " (differs from msal-python by \($0.rule))" } ?? ""
             if lookup.kind == "accounts" {
                 #expect(answer.usernames == lookup.expectedUsernames, "\(name)/\(lookup.id)\(why)")
@@ -45,14 +45,14 @@ import Testing
     func everyAccessTokenIsFoundByAQueryMsalPythonAnswersWithIt(name: String) throws {
         let built = try MSALPython.built()
         let cache = try built.cache(name)
-        let group = try Fixtures.group(now: built.now)
+        let group = try Fixtures.group(now: built.now(cache))
         try group.importMSAL(try cache.bytes())
         var answered = Set<String>()
         for lookup in cache.lookups where lookup.msal?.secret != nil {
-            let answer = try lookup.engineAnswer(in: group, now: built.now)
+            let answer = try lookup.engineAnswer(in: group, now: built.now(cache))
             if lookup.engine == nil, let secret = answer.secret { answered.insert(secret) }
         }
-        let now = built.now
+        let now = built.now(cache)
         let live = try group.index().documentOrder().compactMap { stored -> String? in
             guard case .accessToken(let token) = stored.entry, !token.isExpired(at: now), !token.scopes.isEmptyForMatching else {
                 return nil
@@ -121,7 +121,7 @@ import Testing
         var entries: [MSALPython.ConsumeEntry] = []
         var expected: [String: [String: MSALPython.Lookup.MSALAnswer]] = [:]
         for cache in built.caches {
-            let group = try Fixtures.group(now: built.now)
+            let group = try Fixtures.group(now: built.now(cache))
             try group.importMSAL(try cache.bytes())
             var lookups = cache.lookups
             if cache.name == "add_users" {
@@ -141,7 +141,7 @@ import Testing
             }
             let path = directory.appendingPathComponent("\(cache.name).json")
             try Data(try group.exportMSAL(includeSecrets: true)).write(to: path)
-            entries.append(.init(name: cache.name, path: path.path, lookups: lookups))
+            entries.append(.init(name: cache.name, path: path.path, lookups: lookups, frozen_now: cache.frozenNow))
             expected[cache.name] = Dictionary(uniqueKeysWithValues: lookups.compactMap { l in l.msal.map { (l.id, $0) } })
         }
 

@@ -391,13 +391,54 @@ def run_refresh(cache, lookup, account):
         sts.close()
 
 
-def answer(serialized, lookups):
+RESERVED = {"openid", "profile", "offline_access"}  # msal-python refuses them in a request
+
+
+def entry_lookups(serialized):
+    """For every access token of a cache, the lookup msal-python would answer with it: its
+    client, https://<environment>/<realm>, its non-reserved scopes, its account's username (or
+    an app-only request), and for a key-bound token its token_type and key_id."""
+    document = json.loads(serialized)
+    accounts = list(document.get("Account", {}).values())
+    lookups = []
+    for key, at in document.get("AccessToken", {}).items():
+        scopes = [scope for scope in at.get("target", "").split() if scope.lower() not in RESERVED]
+        if not scopes or at.get("ext_cache_key"):
+            continue  # an ext_cache_key is a hash of request data: reached by the explicit fmi_path lookups
+        lookup = {"id": "entry:" + key, "client_id": at["client_id"], "scopes": scopes,
+                  "authority": "https://{}/{}".format(at["environment"], at["realm"])}
+        if at.get("home_account_id") is None:
+            lookup["kind"] = "client"
+        else:
+            names = [a["username"] for a in accounts if a.get("home_account_id") == at["home_account_id"]
+                     and a.get("environment") == at["environment"] and a.get("username")]
+            if not names:
+                continue
+            lookup.update(kind="silent", username=names[0])
+            if at.get("key_id"):
+                lookup["data"] = {"token_type": at.get("token_type", "Bearer"), "key_id": at["key_id"], "req_cnf": "cnf"}
+        lookups.append(lookup)
+    return lookups
+
+
+def answer(serialized, lookups, frozen_now=None):
+    """msal-python's answers; `frozen_now` pins msal's clock (for the shared vectors of 2023)."""
+    from unittest import mock
     results = {}
     for lookup in lookups:
         cache = msal.SerializableTokenCache()
         cache.deserialize(serialized)  # a fresh copy: msal's search() deletes expired tokens
-        results[lookup["id"]] = run_lookup(cache, lookup)
+        if frozen_now is None:
+            results[lookup["id"]] = run_lookup(cache, lookup)
+        else:
+            with mock.patch("time.time", return_value=float(frozen_now)):
+                results[lookup["id"]] = run_lookup(cache, lookup)
     return results
+
+
+FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "SecureTokenCacheTests", "Fixtures")
+VECTORS = ["v1_single_account", "v2_two_accounts_two_tenants", "v3_foci_two_clients"]
+VECTOR_NOW = 1700000100
 
 
 # Unknown fields other SDKs write travel through the engine as JSON values; msal-python writes
@@ -428,18 +469,29 @@ def build(outdir):
         built.append(("flows",) + build_flows(sts))
     finally:
         sts.close()
+    # The shared vectors (written by msal-python 1.39.0 at 1700000000), asked at a pinned clock.
+    frozen = {}
+    for name in VECTORS:
+        cache = msal.SerializableTokenCache()
+        with open(os.path.join(FIXTURES, name + ".json"), encoding="utf-8") as f:
+            cache.deserialize(f.read())
+        built.append((name, cache, []))
+        frozen[name] = VECTOR_NOW
     expectations = {"msal_version": msal.__version__, "now": int(time.time()), "caches": []}
     for name, cache, lookups in built:
         serialized = cache.serialize()
         path = os.path.join(outdir, name + ".json")
         with open(path, "w", encoding="utf-8", newline="") as f:
             f.write(serialized)
-        msal_answers = answer(serialized, lookups)
+        lookups = lookups + entry_lookups(serialized)
+        msal_answers = answer(serialized, lookups, frozen.get(name))
         for lookup in lookups:
             lookup["msal"] = msal_answers[lookup["id"]]
             if lookup["kind"] == "accounts":
                 assert lookup["msal"]["usernames"] == sorted(lookup["expected_usernames"]), (lookup, lookup["msal"])
         entry = {"name": name, "path": path, "lookups": lookups}
+        if name in frozen:
+            entry["frozen_now"] = frozen[name]
         if name.startswith("add_"):
             entry["events"] = cache.events
         expectations["caches"].append(entry)
@@ -456,7 +508,7 @@ def consume(spec_path):
     for entry in spec["caches"]:
         with open(entry["path"], encoding="utf-8") as f:
             serialized = f.read()
-        results[entry["name"]] = answer(serialized, entry["lookups"])
+        results[entry["name"]] = answer(serialized, entry["lookups"], entry.get("frozen_now"))
         # Rule 8: what msal-python itself writes back for the engine's export is the same text.
         cache = msal.SerializableTokenCache()
         cache.deserialize(serialized)
