@@ -30,6 +30,9 @@ enum MSALPython {
         return path
     }
 
+    /// How long one script run may take (a first `scripts/python-env` installs from PyPI).
+    static let timeoutSeconds = 300
+
     /// Runs a program; returns its standard output. Throws with its standard error when it fails.
     @discardableResult
     static func run(_ executable: String, _ arguments: [String]) throws -> String {
@@ -42,12 +45,25 @@ enum MSALPython {
         defer { try? FileManager.default.removeItem(at: scratch) }
         let out = scratch.appendingPathComponent("stdout")
         let err = scratch.appendingPathComponent("stderr")
-        FileManager.default.createFile(atPath: out.path, contents: nil)
-        FileManager.default.createFile(atPath: err.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
         process.standardOutput = try FileHandle(forWritingTo: out)
         process.standardError = try FileHandle(forWritingTo: err)
         try process.run()
+        // A hung interpreter must fail the run, not hang it.
+        let timedOut = Atomic<Bool>(false)
+        let watchdog = DispatchWorkItem {
+            if process.isRunning {
+                timedOut.store(true, ordering: .relaxed)
+                process.terminate()
+            }
+        }
+        DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(timeoutSeconds), execute: watchdog)
         process.waitUntilExit()
+        watchdog.cancel()
+        if timedOut.load(ordering: .relaxed) {
+            throw Failure(description: "\(executable) \(arguments.joined(separator: " ")) ran longer than \(timeoutSeconds) s")
+        }
         let stdout = String(decoding: try Data(contentsOf: out), as: UTF8.self)
         guard process.terminationStatus == 0 else {
             let stderr = String(decoding: try Data(contentsOf: err), as: UTF8.self)
