@@ -154,7 +154,8 @@ struct Ingest {
         let sameScopes = replaced.first { if case .accessToken(let old) = $0.entry { return old.scopes == token.scopes } else { return false } }
         for stored in replaced where stored.id != sameScopes?.id { transaction.delete(stored.id) }
         if let sameScopes {
-            transaction.replace(sameScopes.id, with: .accessToken(token))
+            // Library fix (interop tests): keep the fields another SDK stored (rule 1).
+            transaction.replace(sameScopes.id, with: CacheEntry.accessToken(token).keepingUnknownFields(of: sameScopes.entry))
         } else {
             transaction.put(.accessToken(token))
         }
@@ -165,7 +166,14 @@ struct Ingest {
                 return old.environment.isAlias(of: authorityEnvironment) && old.realm.lowercased() == realm.lowercased()
             }
             if let existing {
-                transaction.replace(existing.id, with: .account(newAccount))
+                // Library fix (interop tests): a response without an id token (an ssh-cert or a
+                // refresh answered with client_info only) knows no username or object id; it
+                // used to overwrite the stored account with `username: ""` and a null
+                // `local_account_id`. Keep the account then, and keep unknown fields otherwise.
+                if response.idToken != nil {
+                    transaction.replace(
+                        existing.id, with: CacheEntry.account(newAccount).keepingUnknownFields(of: existing.entry))
+                }
             } else {
                 transaction.put(.account(newAccount))
             }
@@ -177,7 +185,7 @@ struct Ingest {
                 return old.environment.isAlias(of: authorityEnvironment) && old.realm.lowercased() == realm.lowercased()
             }
             if let existing {
-                transaction.replace(existing.id, with: .idToken(newIdToken))
+                transaction.replace(existing.id, with: CacheEntry.idToken(newIdToken).keepingUnknownFields(of: existing.entry))
             } else {
                 transaction.put(.idToken(newIdToken))
             }
@@ -227,7 +235,7 @@ struct Ingest {
             .sorted { $0.ordinal < $1.ordinal }
         if let first = existing.first {
             for stored in existing.dropFirst() { transaction.delete(stored.id) }
-            transaction.replace(first.id, with: .refreshToken(token))
+            transaction.replace(first.id, with: CacheEntry.refreshToken(token).keepingUnknownFields(of: first.entry))
         } else {
             transaction.put(.refreshToken(token))
         }

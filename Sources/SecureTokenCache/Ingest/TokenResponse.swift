@@ -84,9 +84,15 @@ public struct TokenResponse: Sendable {
         }
     }
 
+    /// The largest magnitude a lifetime or timestamp field may have.
+    static let maximumSeconds: UInt64 = 1 << 40
+
     private static func seconds(_ fields: JSONObject, _ name: String) throws -> Int64? {
         guard let value = fields[name], value != .null else { return nil }
-        guard let seconds = value.integerValue else {
+        // Library fix (interop tests): ingest adds these to the clock; a value such as
+        // 9223372036854775807 trapped on overflow and crashed the process. No real lifetime or
+        // timestamp comes near 2^40 s (34,000 years), so larger magnitudes are malformed.
+        guard let seconds = value.integerValue, seconds.magnitude <= Self.maximumSeconds else {
             throw TokenCacheError(.malformedResponse, "the token response's \(name) is not a number of seconds; nothing was stored")
         }
         return seconds
