@@ -33,13 +33,13 @@ public final class TokenCache: Sendable {
 
     /// The bucket a lookup of `account` at `authority` reads: a `common`, `organizations` or
     /// `consumers` authority stands for the account's home tenant (rule 3).
-    func bucket(account: Account, authority: Authority?, tokenType: String, tenant override: String? = nil) -> AccessTokenBucket {
+    func bucket(_ index: Index, account: Account, authority: Authority?, tokenType: String, tenant override: String? = nil) -> AccessTokenBucket {
         let environment = authority?.environment ?? account.environment
         let realm: String
         if let override {
             realm = override
         } else if let authority, !authority.isMultiTenant {
-            realm = authority.tenant
+            realm = index.tenantAliases.isEmpty ? authority.tenant : index.tenantAliases[authority.tenant] ?? authority.tenant
         } else {
             realm = account.homeAccountId.tenantId?.lowercased() ?? account.realm.lowercased()
         }
@@ -66,10 +66,10 @@ public final class TokenCache: Sendable {
     }
 
     func lookUp(_ index: Index, scopes: Scopes, account: Account, authority: Authority?, tokenType: String, now: Int64) -> CachedAccessToken? {
-        var found = index.accessToken(in: bucket(account: account, authority: authority, tokenType: tokenType), scopes: scopes, now: now)
+        var found = index.accessToken(in: bucket(index, account: account, authority: authority, tokenType: tokenType), scopes: scopes, now: now)
         if found == nil, let authority, authority.isMultiTenant {
             found = index.accessToken(
-                in: bucket(account: account, authority: authority, tokenType: tokenType, tenant: authority.tenant), scopes: scopes, now: now)
+                in: bucket(index, account: account, authority: authority, tokenType: tokenType, tenant: authority.tenant), scopes: scopes, now: now)
         }
         return found.map { CachedAccessToken(token: $0, shouldRefresh: $0.shouldRefresh(at: now)) }
     }
@@ -91,8 +91,7 @@ public final class TokenCache: Sendable {
     public func account(username: String) throws -> Account? {
         let index = try group.index()
         let matches = index.accounts(username: username)
-        let visible = Set(index.visibleAccounts(client: client))
-        return matches.first { visible.contains($0.homeAccountId.normalised) } ?? matches.first
+        return matches.first { index.isVisible($0.homeAccountId.normalised, to: client) } ?? matches.first
     }
 
     /// The account this client last signed in with, and the one before it.

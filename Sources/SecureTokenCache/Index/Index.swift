@@ -45,6 +45,8 @@ struct Index: Sendable {
     /// account → every entry of the account, for every client.
     private(set) var entriesByAccount: TreeDictionary<String, TreeSet<EntryID>> = [:]
     private(set) var clientStates: TreeDictionary<String, ClientState> = [:]
+    /// Tenants requested by domain name → the tenant id their tokens are filed under.
+    private(set) var tenantAliases: TreeDictionary<String, String> = [:]
     /// The MSAL JSON section names in document order, as spelled in the imported file.
     private(set) var sections: [String] = []
     /// Top-level sections this engine does not know, kept verbatim.
@@ -82,6 +84,8 @@ struct Index: Sendable {
     }
 
     mutating func setSections(_ names: [String]) { sections = names }
+
+    mutating func setTenantAlias(_ name: String, _ tenantId: String?) { tenantAliases[name] = tenantId }
 
     mutating func setUnknownSection(_ name: String, _ value: JSONValue?) {
         unknownSections[name] = value
@@ -254,6 +258,17 @@ struct Index: Sendable {
             accounts.subtract(state.signedOut)
         }
         return accounts.sorted()
+    }
+
+    /// Whether a client sees an account (the rules of ``visibleAccounts(client:)``), in O(1).
+    func isVisible(_ account: String, to client: String) -> Bool {
+        if let state = clientStates[client] {
+            if state.signedOut.contains(account) { return false }
+            if state.signedIn.contains(account) { return true }
+        }
+        if accountsWithClientToken[client]?[account] != nil { return true }
+        guard let family = family(of: client, environment: nil) else { return false }
+        return accountsWithFamilyToken[family]?[account] != nil
     }
 
     /// The account entry that stands for a home account: the one in its home tenant, else the

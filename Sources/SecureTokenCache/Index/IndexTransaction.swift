@@ -64,6 +64,13 @@ struct IndexTransaction {
         changes.append(.put(RecordCodec.record(unknownSection: name, value: value)))
     }
 
+    /// Remembers that requests naming tenant `name` (a domain) got tokens for `tenantId`.
+    mutating func setTenantAlias(_ name: String, tenantId: String) {
+        guard index.tenantAliases[name] != tenantId else { return }
+        index.setTenantAlias(name, tenantId)
+        changes.append(.put(RecordCodec.record(tenantAlias: name, tenantId: tenantId)))
+    }
+
     mutating func setSections(_ names: [String]) {
         index.setSections(names)
     }

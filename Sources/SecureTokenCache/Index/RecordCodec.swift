@@ -23,7 +23,7 @@ enum RecordCodec {
         case .idToken: .idToken
         case .account: .account
         case .appMetadata: .appMetadata
-        case .layout, .unknownSection, .clientState: nil
+        case .layout, .unknownSection, .clientState, .tenantAlias: nil
         }
     }
 
@@ -41,6 +41,12 @@ enum RecordCodec {
         var payload: [UInt8] = [formatVersion]
         CompactJSONWriter.write(clientState.json, into: &payload)
         return Record(id: RecordID(kind: .clientState, name: client), payload: payload)
+    }
+
+    static func record(tenantAlias name: String, tenantId: String) -> Record {
+        var payload: [UInt8] = [formatVersion]
+        payload.append(contentsOf: tenantId.utf8)
+        return Record(id: RecordID(kind: .tenantAlias, name: name), payload: payload)
     }
 
     static func record(sections: [String]) -> Record {
@@ -72,6 +78,8 @@ enum RecordCodec {
                 index.setClientState(ClientState(), for: id.name)
             } else if id.kind == .unknownSection {
                 index.setUnknownSection(id.name, nil)
+            } else if id.kind == .tenantAlias {
+                index.setTenantAlias(id.name, nil)
             }
         case .put(let record):
             try apply(record, to: &index)
@@ -91,6 +99,11 @@ enum RecordCodec {
                 index.setUnknownSection(record.id.name, try body(record.payload, headerSize: 1))
             case .clientState:
                 index.setClientState(try ClientState(json: try body(record.payload, headerSize: 1)), for: record.id.name)
+            case .tenantAlias:
+                guard record.payload.first == formatVersion else {
+                    throw TokenCacheError(.unsupportedFormat, "a record has an unknown format; upgrade SecureTokenCache to read this group")
+                }
+                index.setTenantAlias(record.id.name, String(decoding: record.payload.dropFirst(), as: UTF8.self))
             case .accessToken, .refreshToken, .idToken, .account, .appMetadata:
                 let kind = credentialKind(record.id.kind)!
                 guard record.payload.count >= 9 else {

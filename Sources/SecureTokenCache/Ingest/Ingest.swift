@@ -208,6 +208,13 @@ struct Ingest {
             transaction.put(.appMetadata(AppMetadata(fields: fields)))
         }
 
+        // A tenant named by domain (contoso.onmicrosoft.com) is stored under its tenant id: remember
+        // the pair so the next lookup through the same authority finds the token.
+        let requestedTenant = request.authority.tenant
+        if !request.authority.isMultiTenant, requestedTenant != realm.lowercased() {
+            transaction.setTenantAlias(requestedTenant, tenantId: realm.lowercased())
+        }
+
         if signIn, !account.isEmpty {
             transaction.updateClientState(client) { $0.signIn(account) }
         }

@@ -12,6 +12,9 @@ enum RecordKind: UInt8, Sendable, Hashable, CaseIterable {
     case unknownSection = 7
     /// Per-client sign-in state: signed in / signed out accounts, current and previous account.
     case clientState = 8
+    /// A tenant named by domain in a request (`contoso.onmicrosoft.com`) and the tenant id
+    /// (`tid`) its tokens were stored under.
+    case tenantAlias = 9
 }
 
 /// The identity of a record in a group: its kind and a name unique within that kind (for an
