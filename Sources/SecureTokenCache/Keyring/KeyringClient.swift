@@ -67,14 +67,31 @@ final class KeyringClient: Sendable {
             probeBus.withLock { $0 = nil }
             throw error
         }
-        let service = try SecretServiceHandle(timeout: options.callTimeout)
-        guard let collection = try service.defaultCollection(timeout: options.callTimeout) else {
+        let service: SecretServiceHandle
+        let found: SecretCollectionHandle?
+        do {
+            service = try SecretServiceHandle(timeout: options.callTimeout)
+            found = try service.defaultCollection(timeout: options.callTimeout)
+        } catch let error as TokenCacheError where error.code == .secretServiceUnavailable {
+            // libsecret's shared proxy talks to the service's unique bus name, which it only
+            // updates from signals this process never dispatches: after the daemon was replaced
+            // it would keep calling the old one. Drop it so the next call reconnects.
+            Self.forgetServiceConnection()
+            throw error
+        }
+        guard let collection = found else {
             throw TokenCacheError(
                 .secretServiceUnavailable,
                 "the Secret Service has no default collection: \(TokenCacheError.advice(for: .secretServiceUnavailable))"
             )
         }
         return (service, collection)
+    }
+
+    /// Drops libsecret's shared `SecretService` of this process; the next call connects afresh
+    /// (after the keyring daemon was restarted or replaced).
+    static func forgetServiceConnection() {
+        secret_service_disconnect()
     }
 
     /// Whether the default collection is locked now.
@@ -161,6 +178,7 @@ final class KeyringClient: Sendable {
         do {
             return try body()
         } catch let error as TokenCacheError {
+            if error.code == .secretServiceUnavailable { Self.forgetServiceConnection() }
             if error.code != .collectionLocked, (try? isDefaultCollectionLocked()) == true {
                 throw Self.lockedError()
             }
