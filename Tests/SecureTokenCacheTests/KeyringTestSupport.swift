@@ -103,15 +103,74 @@ enum KeyringTestSupport {
         return try #require(pid, "no pid for org.freedesktop.secrets: \(output.stdout) \(output.stderr)")
     }
 
+    /// Runs a program that daemonizes (forks and exits) and waits for the first process only.
+    ///
+    /// Not Foundation's `Process`: its `waitUntilExit()` did not return for a daemonizing child
+    /// here. The child gets an empty signal mask (the test runner blocks SIGTERM, and a daemon
+    /// must not inherit that) and /dev/null as stdout and stderr, so no pipe is held open.
+    static func spawnAndWait(_ path: String, _ arguments: [String], stdin: String) throws -> Int32 {
+        var input: [Int32] = [0, 0]
+        try #require(pipe(&input) == 0)
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, input[0], 0)
+        posix_spawn_file_actions_addclose(&actions, input[0])
+        posix_spawn_file_actions_addclose(&actions, input[1])
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
+        let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, path, &actions, &attributes, argv, environ)
+        close(input[0])
+        guard spawned == 0 else {
+            close(input[1])
+            Issue.record("posix_spawn \(path) failed: \(spawned)")
+            return -1
+        }
+        try #require(spawned == 0, "posix_spawn \(path) failed: \(spawned)")
+        _ = Array(stdin.utf8).withUnsafeBytes { write(input[1], $0.baseAddress, $0.count) }
+        close(input[1])
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 {
+            guard errno == EINTR else { return 0 }  // ECHILD: already reaped elsewhere
+        }
+        return (status >> 8) & 0xff
+    }
+
     /// Unlocks the login collection with the test password ("pw") by replacing the keyring daemon
     /// with one started with `--unlock` (gnome-keyring reads the same keyring file, so every item
     /// is still there), then waits until the collection answers unlocked.
     static func unlockTestKeyring() throws {
         let daemon = try #require(which("gnome-keyring-daemon"))
-        try run(daemon, ["--replace", "--unlock", "--components=secrets"], stdin: "pw")
+        let oldPid = try secretServicePid()
+        let status = try spawnAndWait(daemon, ["--replace", "--unlock", "--components=secrets"], stdin: "pw")
+        try #require(status == 0, "gnome-keyring-daemon --replace --unlock exited with status \(status)")
+        // Wait for the new daemon to own the name before any libsecret call: libsecret calls
+        // auto-start, and in the gap between the two daemons that would activate a third,
+        // locked one.
+        let address = try #require(SessionBusConnection.environmentAddress())
+        let bus = try SessionBusConnection(address: address, timeout: .seconds(1))
+        var replaced = false
+        for _ in 0..<100 where !replaced {
+            if (try? bus.nameHasOwner(SessionBusConnection.secretServiceName)) == true, (try? secretServicePid()) != oldPid {
+                replaced = true
+            } else {
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+        }
+        try #require(replaced, "the replacing gnome-keyring-daemon did not take over the bus name")
         KeyringClient.forgetServiceConnection()
-        let client = KeyringClient()
-        for _ in 0..<100 {
+        let client = KeyringClient(options: KeyringOptions(callTimeout: .seconds(1), probeTimeout: .seconds(1)))
+        for _ in 0..<50 {
             if (try? client.isDefaultCollectionLocked()) == false { return }
             Thread.sleep(forTimeInterval: 0.1)
             KeyringClient.forgetServiceConnection()
@@ -165,7 +224,9 @@ final class PrivateBus {
     }
 
     deinit {
-        process.terminate()
+        // SIGKILL, not terminate(): the child inherits the test runner's signal mask, in which
+        // SIGTERM is blocked, so a SIGTERM would never arrive.
+        kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
         try? FileManager.default.removeItem(at: folder)
     }

@@ -33,12 +33,14 @@ final class KeyringStore: CacheStore {
         runtimeDirectory: String? = nil,
         lockTimeout: Duration = .seconds(10)
     ) throws {
-        let directory = try KeyringGroupDirectory(group: group, runtimeDirectory: runtimeDirectory)
+        try KeyringGroupDirectory.validateGroupName(group)
         self.group = group
         client = KeyringClient(schema: .group, options: options)
+        // Availability first: "no bus", "no service" and "locked" are the answers a caller acts on.
+        try client.requireUnlocked()
+        let directory = try KeyringGroupDirectory(group: group, runtimeDirectory: runtimeDirectory)
         lock = KeyringGroupLock(directory: directory, timeout: lockTimeout)
         counter = try KeyringGenerationCounter(directory: directory)
-        try client.requireUnlocked()
         let key = try KeyringKeyProvider(group: group, client: client, lock: lock).groupKey()
         sealer = try RecordSealer(groupKey: key, groupName: group)
         storeDescription = StoreDescription(
