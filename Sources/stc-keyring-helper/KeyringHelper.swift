@@ -10,6 +10,7 @@
 // the typed error another environment (no bus, another bus) produces.
 // Options (before the command): --call-timeout-ms N, --probe-timeout-ms N.
 import Foundation
+
 @testable import SecureTokenCache
 
 @main
@@ -70,7 +71,8 @@ struct KeyringHelper {
     }
 
     static func usage() -> Never {
-        FileHandle.standardError.write(Data("usage: stc-keyring-helper [--call-timeout-ms N] [--probe-timeout-ms N] open|put|get|count GROUP ...\n".utf8))
+        FileHandle.standardError.write(
+            Data("usage: stc-keyring-helper [--call-timeout-ms N] [--probe-timeout-ms N] open|put|get|count GROUP ...\n".utf8))
         exit(2)
     }
 }

@@ -88,7 +88,10 @@ extension KeyringTests {
             for (what, attempt) in [
                 ("load", { _ = try store.load() }),
                 ("update", { _ = try store.update(since: .start) }),
-                ("transact", { _ = try store.transact(since: .start) { _ in [.delete(RecordID(kind: .accessToken, name: "at"))] } }),
+                (
+                    "transact",
+                    { _ = try store.transact(since: .start) { _ in [.delete(RecordID(kind: .accessToken, name: "at"))] } }
+                ),
                 ("open", { _ = try KeyringStore(group: group) }),
                 ("lookup", { _ = try client.withSecret(attributes: ["group": group, "role": "records"]) { $0.count } }),
             ] as [(String, () throws -> Void)] {

@@ -48,7 +48,9 @@ extension KeyringTests {
                     }
                 }
                 for _ in 0..<4 {
-                    _ = try store.transact(since: .start) { _ in [.put(Support.record("parent-\(UUID().uuidString.prefix(4))", "p"))] }
+                    _ = try store.transact(since: .start) { _ in
+                        [.put(Support.record("parent-\(UUID().uuidString.prefix(4))", "p"))]
+                    }
                 }
                 for try await output in tasks {
                     #expect(output.status == 0, "\(output.stdout) \(output.stderr)")

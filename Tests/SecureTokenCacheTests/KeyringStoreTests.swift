@@ -23,7 +23,9 @@ extension KeyringTests {
                     Issue.record("a writer that is up to date must see no changes")
                     return []
                 }
-                return [.put(Support.record("at-1", "token one")), .put(Support.record("rt-1", "refresh one", kind: .refreshToken))]
+                return [
+                    .put(Support.record("at-1", "token one")), .put(Support.record("rt-1", "refresh one", kind: .refreshToken)),
+                ]
             }
             #expect(first.generation == 1)
             #expect(writer.currentGeneration() == 1)
@@ -98,7 +100,10 @@ extension KeyringTests {
             let store = try KeyringStore(group: group)
             let name = "\(user)-login.microsoftonline.com-accesstoken-\(client)-\(tenant)-user.read"
             _ = try store.transact(since: .start) { _ in
-                [.put(Support.record(name, token)), .put(Support.record("\(user)-account", "{\"username\":\"\(user)\"}", kind: .account))]
+                [
+                    .put(Support.record(name, token)),
+                    .put(Support.record("\(user)-account", "{\"username\":\"\(user)\"}", kind: .account)),
+                ]
             }
             let secretTool = try #require(Support.which("secret-tool"), "secret-tool (libsecret-tools) is not installed")
             let output = try Support.run(secretTool, ["search", "--all", "--unlock", "xdg:schema", KeyringSchema.group.name])
@@ -111,7 +116,9 @@ extension KeyringTests {
             let attributeLines = shown.split(separator: "\n").filter { $0.hasPrefix("attribute.") }
             #expect(!attributeLines.isEmpty)
             for line in attributeLines {
-                #expect(line.hasPrefix("attribute.group = ") || line.hasPrefix("attribute.role = ") || line.hasPrefix("attribute.xdg:schema = "), "unexpected attribute: \(line)")
+                #expect(
+                    line.hasPrefix("attribute.group = ") || line.hasPrefix("attribute.role = ")
+                        || line.hasPrefix("attribute.xdg:schema = "), "unexpected attribute: \(line)")
             }
         }
 
@@ -122,7 +129,9 @@ extension KeyringTests {
             let client = KeyringClient()
             var bytes = try #require(try client.withSecret(attributes: ["group": group, "role": "records"]) { Array($0) })
             bytes[bytes.count / 2] ^= 0x40
-            try bytes.withUnsafeBytes { try client.store($0, label: "tampered", attributes: ["group": group, "role": "records"]) }
+            try bytes.withUnsafeBytes {
+                try client.store($0, label: "tampered", attributes: ["group": group, "role": "records"])
+            }
             let error = #expect(throws: TokenCacheError.self) { try store.load() }
             #expect(error?.code == .storeCorrupted)
             // Deleting the item is noticed too: generation 1 was committed.

@@ -30,7 +30,9 @@ enum KeyringTestSupport {
 
     /// The helper executable next to the test bundle (`.build/<triple>/debug/stc-keyring-helper`).
     static var helperPath: String {
-        let bundle = URL(fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
+        let bundle = URL(
+            fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+                ?? CommandLine.arguments[0])
         return bundle.deletingLastPathComponent().appendingPathComponent("stc-keyring-helper").path
     }
 
@@ -95,10 +97,12 @@ enum KeyringTestSupport {
     /// The pid of the process owning `org.freedesktop.secrets` on the session bus.
     static func secretServicePid() throws -> pid_t {
         let dbusSend = try #require(which("dbus-send"))
-        let output = try run(dbusSend, [
-            "--session", "--print-reply", "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
-            "org.freedesktop.DBus.GetConnectionUnixProcessID", "string:org.freedesktop.secrets",
-        ])
+        let output = try run(
+            dbusSend,
+            [
+                "--session", "--print-reply", "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
+                "org.freedesktop.DBus.GetConnectionUnixProcessID", "string:org.freedesktop.secrets",
+            ])
         let pid = output.stdout.split(whereSeparator: \.isWhitespace).last.flatMap { pid_t($0) }
         return try #require(pid, "no pid for org.freedesktop.secrets: \(output.stdout) \(output.stderr)")
     }

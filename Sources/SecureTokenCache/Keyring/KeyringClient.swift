@@ -158,7 +158,8 @@ final class KeyringClient: Sendable {
             }
         }
         if try isDefaultCollectionLocked() {
-            throw TokenCacheError(.collectionLocked, "the keyring collection is still locked: the unlock was refused or dismissed")
+            throw TokenCacheError(
+                .collectionLocked, "the keyring collection is still locked: the unlock was refused or dismissed")
         }
     }
 

@@ -18,7 +18,8 @@ final class KeyringGenerationCounter: @unchecked Sendable {
         let path = directory.file("generation")
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else {
-            throw TokenCacheError(.ioFailure, "cannot open the generation counter \(path)", underlying: .posix(call: "open", errno: errno))
+            throw TokenCacheError(
+                .ioFailure, "cannot open the generation counter \(path)", underlying: .posix(call: "open", errno: errno))
         }
         defer { close(fd) }
         var info = stat()

@@ -45,7 +45,8 @@ struct KeyringSnapshot: Sendable {
             RecordSealer.appendLE(UInt32(sealedRecord.count), to: &output)
             output += sealedRecord
         }
-        try sealer.sealMarker(context: "STKS", associatedData: Self.header(sequence: sequence, count: records.count), appendingTo: &output)
+        try sealer.sealMarker(
+            context: "STKS", associatedData: Self.header(sequence: sequence, count: records.count), appendingTo: &output)
         return output
     }
 
