@@ -98,4 +98,10 @@ static inline void CLibsecret_object_unref(void *object) {
 static inline const gchar *CLibsecret_collection_object_path(SecretCollection *collection) {
     return g_dbus_proxy_get_object_path(G_DBUS_PROXY(collection));
 }
+
+/// `object` as a SecretItem (a D-Bus item proxy), or NULL if it is another kind of
+/// SecretRetrievable. SECRET_IS_ITEM is a type-check macro.
+static inline SecretItem *CLibsecret_as_item(gpointer object) {
+    return SECRET_IS_ITEM(object) ? (SecretItem *)object : NULL;
+}
 #endif

@@ -98,6 +98,13 @@ extension KeyringTests {
                 let error = #expect(throws: TokenCacheError.self, "\(what)") { try attempt() }
                 #expect(error?.code == .collectionLocked, "\(what): \(String(describing: error))")
             }
+            // Locked after the check (a race): the lookup itself must neither prompt nor say "not found".
+            let started = ContinuousClock.now
+            let raced = #expect(throws: TokenCacheError.self) {
+                try client.withSecretAfterLockCheck(attributes: ["group": group, "role": "records"]) { $0.count }
+            }
+            #expect(raced?.code == .collectionLocked)
+            #expect(ContinuousClock.now - started < .seconds(2))
             let helper = try Support.helper(["open", group])
             #expect(helper.stdout == "error collectionLocked\n", "\(helper.stderr)")
             // The generation is a local atomic load: still answers, unchanged.

@@ -221,11 +221,19 @@ final class KeyringClient: Sendable {
     func withSecret<R: ~Copyable>(attributes: [String: String], _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
         try schema.validate(attributes, complete: true)
         try requireUnlocked()
+        return try withSecretAfterLockCheck(attributes: attributes, body)
+    }
+
+    /// The lookup of ``withSecret(attributes:_:)`` without its lock check first; internal so a
+    /// test can show what happens when the collection is locked between the check and the call.
+    func withSecretAfterLockCheck<R: ~Copyable>(
+        attributes: [String: String],
+        _ body: (UnsafeRawBufferPointer) throws -> R
+    ) throws -> R? {
+        try schema.validate(attributes, complete: true)
         let value = try itemCall {
             try schema.withAttributeTable(attributes) { table in
-                try KeyringDeadline.run("looking up a keyring item", timeout: options.callTimeout) { cancellable, error in
-                    secret_password_lookupv_binary_sync(schema.pointer, table, cancellable, error)
-                }
+                options.allowInteraction ? try lookupPrompting(table) : try lookupWithoutPrompt(table)
             }
         }
         guard let value else { return nil }
@@ -233,6 +241,38 @@ final class KeyringClient: Sendable {
         var length = 0
         let bytes = CLibsecret_value_bytes(value, &length)
         return try body(UnsafeRawBufferPointer(start: bytes, count: length))
+    }
+
+    /// `secret_password_lookupv_binary_sync`: unlocks a locked item, with a prompt if the service
+    /// needs one. Only when the caller allowed interaction.
+    private func lookupPrompting(_ table: OpaquePointer) throws -> OpaquePointer? {
+        try KeyringDeadline.run("looking up a keyring item", timeout: options.interactionTimeout) { cancellable, error in
+            secret_password_lookupv_binary_sync(schema.pointer, table, cancellable, error)
+        }
+    }
+
+    /// A lookup that can never show a prompt: a search without `SECRET_SEARCH_UNLOCK` returns a
+    /// locked item without its secret instead of unlocking it (which the lookup call would do if
+    /// the collection got locked after the check). First match only, secrets loaded in the same
+    /// round trip.
+    private func lookupWithoutPrompt(_ table: OpaquePointer) throws -> OpaquePointer? {
+        let list = try KeyringDeadline.run("looking up a keyring item", timeout: options.callTimeout) { cancellable, error in
+            secret_password_searchv_sync(schema.pointer, table, SECRET_SEARCH_LOAD_SECRETS, cancellable, error)
+        }
+        guard let list else { return nil }
+        defer { g_list_free_full(list, CLibsecret_object_unref) }
+        guard let found = list.pointee.data else { return nil }
+        guard let item = CLibsecret_as_item(found) else {
+            // Not a D-Bus item (libsecret's file backend): its secret is read without prompts.
+            return try KeyringDeadline.run("reading a keyring item", timeout: options.callTimeout) { cancellable, error in
+                secret_retrievable_retrieve_secret_sync(OpaquePointer(found), cancellable, error)
+            }
+        }
+        if secret_item_get_locked(item) != 0 { throw Self.lockedError() }
+        guard let value = secret_item_get_secret(item) else {
+            throw TokenCacheError(.keyringFailure, "the Secret Service returned an unlocked item without its secret")
+        }
+        return value
     }
 
     /// Deletes the item with exactly these attributes. Returns whether there was one.
