@@ -50,6 +50,13 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // Test helper: a second process for the keyring tests (two processes sharing one group,
+        // and the availability matrix with a different session bus in the environment).
+        .executableTarget(
+            name: "stc-keyring-helper",
+            dependencies: ["SecureTokenCache"],
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "SecureTokenCacheTests",
             dependencies: ["SecureTokenCache"],

@@ -1,0 +1,89 @@
+import Synchronization
+
+/// A group's 32-byte sealing key kept as one binary Secret Service item (role `key`), created with
+/// random bytes on first use and fetched from the keyring once per process.
+///
+/// The key item's attributes are the schema, the group and the role, nothing else. A key is
+/// created only under the group lock and only when the group has no records item, so two processes
+/// racing on first use agree on one key, and a lost key item is an error rather than a fresh key
+/// that would orphan the group's records.
+final class KeyringKeyProvider: Sendable {
+    /// What protects a group whose key comes from here.
+    static let protectionLevel = ProtectionLevel.keyring
+
+    /// The group whose key this is.
+    let group: String
+    private let client: KeyringClient
+    private let lock: KeyringGroupLock
+
+    /// Keys fetched by this process, by group; each holds its bytes in guarded memory.
+    private static let cache = Mutex<[String: CachedKey]>([:])
+
+    private final class CachedKey: Sendable {
+        let key: SecretKey
+        init(_ key: consuming SecretKey) { self.key = key }
+    }
+
+    /// A provider for `group`'s key through `client`, creating it under `lock` if needed.
+    init(group: String, client: KeyringClient, lock: KeyringGroupLock) {
+        self.group = group
+        self.client = client
+        self.lock = lock
+    }
+
+    /// The attributes of the group's key item.
+    var keyAttributes: [String: String] { ["group": group, "role": "key"] }
+
+    /// The group's key: from this process's cache, else from the keyring, else newly created.
+    ///
+    /// - Throws: the Secret Service's typed availability errors (``TokenCacheError/Code/noSessionBus``,
+    ///   ``TokenCacheError/Code/collectionLocked``, …); ``TokenCacheError/Code/storeCorrupted`` if
+    ///   the key item is malformed, or missing while the group's records item exists.
+    func groupKey() throws -> SecretKey {
+        if let cached = Self.cache.withLock({ $0[group] }) {
+            return try cached.key.withUnsafeBytes { try SecretKey(copying: $0) }
+        }
+        let fetched = try lock.withLock { try fetchOrCreate() }
+        let copy = try fetched.key.withUnsafeBytes { try SecretKey(copying: $0) }
+        Self.cache.withLock { cache in
+            if cache[group] == nil { cache[group] = fetched }
+        }
+        return copy
+    }
+
+    /// Forgets every cached key of this process (tests that replace the keyring).
+    static func forgetCachedKeys() {
+        cache.withLock { $0.removeAll() }
+    }
+
+    private func fetchOrCreate() throws -> CachedKey {
+        if let existing = try fetch() { return CachedKey(existing) }
+        guard try client.count(matching: ["group": group, "role": "records"]) == 0 else {
+            throw TokenCacheError(
+                .storeCorrupted,
+                "the keyring holds records of group \(group) but not its key item; the records cannot be opened"
+            )
+        }
+        let key = try SecretKey()
+        try key.withUnsafeBytes { bytes in
+            try client.store(bytes, label: "SecureTokenCache key (\(group))", attributes: keyAttributes)
+        }
+        // Read it back: the key used from now on is the one the keyring holds.
+        guard let stored = try fetch() else {
+            throw TokenCacheError(.keyringFailure, "the Secret Service did not keep the new key item of group \(group)")
+        }
+        return CachedKey(stored)
+    }
+
+    private func fetch() throws -> SecretKey? {
+        try client.withSecret(attributes: keyAttributes) { bytes in
+            guard bytes.count == SecretKey.byteCount else {
+                throw TokenCacheError(
+                    .storeCorrupted,
+                    "the keyring key item of group \(group) holds \(bytes.count) bytes, not \(SecretKey.byteCount)"
+                )
+            }
+            return try SecretKey(copying: bytes)
+        }
+    }
+}
