@@ -61,8 +61,9 @@ public final class TokenCache: Sendable {
         authority: Authority? = nil,
         tokenType: String = "Bearer"
     ) throws -> CachedAccessToken? {
-        let index = try group.index()
-        return lookUp(index, scopes: scopes, account: account, authority: authority, tokenType: tokenType, now: group.clock())
+        // Reads through the snapshot object: copying the Index struct out would retain every map.
+        let snapshot = try group.snapshot()
+        return lookUp(snapshot.index, scopes: scopes, account: account, authority: authority, tokenType: tokenType, now: group.clock())
     }
 
     func lookUp(_ index: Index, scopes: Scopes, account: Account, authority: Authority?, tokenType: String, now: Int64) -> CachedAccessToken? {

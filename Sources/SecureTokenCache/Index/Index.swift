@@ -30,7 +30,8 @@ struct AccountClient: Hashable, Sendable {
 /// write touches O(log n) nodes, so readers keep their snapshot while a writer builds the next.
 struct Index: Sendable {
     private(set) var entries: TreeDictionary<EntryID, StoredEntry> = [:]
-    private(set) var accessTokens: TreeDictionary<AccessTokenBucket, [EntryID]> = [:]
+    /// Access tokens by bucket, held in the bucket itself: a hit hashes one key, not two.
+    private(set) var accessTokens: TreeDictionary<AccessTokenBucket, [StoredEntry]> = [:]
     private(set) var ownRefreshTokens: TreeDictionary<RefreshTokenBucket, [EntryID]> = [:]
     private(set) var familyRefreshTokens: TreeDictionary<RefreshTokenBucket, [EntryID]> = [:]
     private(set) var accountsByHome: TreeDictionary<String, [EntryID]> = [:]
@@ -111,7 +112,12 @@ struct Index: Sendable {
                 tokenType: token.tokenType.lowercased(),
                 extCacheKey: token.extCacheKey?.lowercased() ?? ""
             )
-            Self.update(&accessTokens, bucket, id, adding)
+            if adding {
+                accessTokens[bucket, default: []].append(stored)
+            } else if var filed = accessTokens[bucket] {
+                filed.removeAll { $0.id == id }
+                accessTokens[bucket] = filed.isEmpty ? nil : filed
+            }
         case .refreshToken(let token):
             let account = token.homeAccountId?.normalised ?? ""
             let client = token.clientId.lowercased()
@@ -175,10 +181,10 @@ struct Index: Sendable {
     /// aside) are a case-insensitive subset of the token's, the token is not within `margin`
     /// seconds of expiry; among several, the one that lives longest.
     func accessToken(in bucket: AccessTokenBucket, scopes: Scopes, now: Int64, margin: Int64 = 300) -> AccessToken? {
-        guard let ids = accessTokens[bucket] else { return nil }
+        guard let filed = accessTokens[bucket] else { return nil }
         var best: AccessToken?
-        for id in ids {
-            guard case .accessToken(let token)? = entries[id]?.entry,
+        for stored in filed {
+            guard case .accessToken(let token) = stored.entry,
                 !token.isExpired(at: now, margin: margin),
                 scopes.isSubset(of: token.scopes)
             else { continue }
@@ -189,7 +195,7 @@ struct Index: Sendable {
 
     /// Access tokens filed in `bucket` whose scopes intersect `scopes` (rule 4's replacement set).
     func accessTokens(in bucket: AccessTokenBucket, intersecting scopes: Scopes) -> [StoredEntry] {
-        resolve(accessTokens[bucket]).filter {
+        (accessTokens[bucket] ?? []).filter {
             guard case .accessToken(let token) = $0.entry else { return false }
             return token.scopes.intersects(scopes) || token.scopes == scopes
         }

@@ -3,55 +3,94 @@
 /// The typed properties are read from ``fields``, which holds every member as stored, unknown
 /// ones included, in their original order; writing the entry back writes ``fields``.
 public struct AccessToken: Sendable, Hashable {
+    /// The parsed members, shared by every copy: a copy of the entry is one retain.
+    private final class Storage: Sendable {
+        let fields: JSONObject
+        let secret: String
+        let homeAccountId: HomeAccountId?
+        let environment: Environment
+        let clientId: String
+        let realm: String
+        let scopes: Scopes
+        let cachedAt: Int64?
+        let expiresOn: Int64
+        let extendedExpiresOn: Int64?
+        let refreshOn: Int64?
+        let tokenType: String
+        let keyId: String?
+        let extCacheKey: String?
+
+        init(fields: JSONObject) {
+            self.fields = fields
+            secret = fields.string("secret") ?? ""
+            homeAccountId = fields.string("home_account_id").flatMap { $0.isEmpty ? nil : HomeAccountId($0) }
+            environment = Environment(fields.string("environment") ?? "")
+            clientId = fields.string("client_id") ?? ""
+            realm = fields.string("realm") ?? ""
+            scopes = Scopes(target: fields.string("target") ?? "")
+            cachedAt = fields.seconds("cached_at")
+            expiresOn = fields.seconds("expires_on") ?? 0
+            extendedExpiresOn = fields.seconds("extended_expires_on") ?? fields.seconds("ext_expires_on")
+            refreshOn = fields.seconds("refresh_on")
+            let type = fields.string("token_type") ?? ""
+            tokenType = type.isEmpty ? "Bearer" : type
+            keyId = fields.string("key_id")
+            extCacheKey = fields.string("ext_cache_key").flatMap { $0.isEmpty ? nil : $0 }
+        }
+    }
+
+    private let storage: Storage
+
     /// Every member of the entry as stored.
-    public let fields: JSONObject
+    public var fields: JSONObject { storage.fields }
 
     /// The token itself. Never log it.
-    public let secret: String
+    public var secret: String { storage.secret }
+
     /// The user the token is for; `nil` for app-only tokens.
-    public let homeAccountId: HomeAccountId?
+    public var homeAccountId: HomeAccountId? { storage.homeAccountId }
+
     /// The cloud host the token came from.
-    public let environment: Environment
+    public var environment: Environment { storage.environment }
+
     /// The client (application) id the token was issued to.
-    public let clientId: String
+    public var clientId: String { storage.clientId }
+
     /// The tenant the token is for.
-    public let realm: String
+    public var realm: String { storage.realm }
+
     /// The granted scopes (`target`).
-    public let scopes: Scopes
+    public var scopes: Scopes { storage.scopes }
+
     /// When the token was cached, in Unix seconds.
-    public let cachedAt: Int64?
+    public var cachedAt: Int64? { storage.cachedAt }
+
     /// When the token expires, in Unix seconds.
-    public let expiresOn: Int64
+    public var expiresOn: Int64 { storage.expiresOn }
+
     /// When the token's extended lifetime ends, in Unix seconds (`extended_expires_on`, or
     /// `ext_expires_on` as some SDKs write it).
-    public let extendedExpiresOn: Int64?
+    public var extendedExpiresOn: Int64? { storage.extendedExpiresOn }
+
     /// When the SDK should proactively refresh the token, in Unix seconds.
-    public let refreshOn: Int64?
+    public var refreshOn: Int64? { storage.refreshOn }
+
     /// `Bearer` (the default), `pop` or `ssh-cert`.
-    public let tokenType: String
+    public var tokenType: String { storage.tokenType }
+
     /// The key the token is bound to (PoP, SSH certificates).
-    public let keyId: String?
+    public var keyId: String? { storage.keyId }
+
     /// The extended cache key that isolates tokens of one request shape.
-    public let extCacheKey: String?
+    public var extCacheKey: String? { storage.extCacheKey }
 
     /// An entry from its stored members.
     public init(fields: JSONObject) {
-        self.fields = fields
-        secret = fields.string("secret") ?? ""
-        homeAccountId = fields.string("home_account_id").flatMap { $0.isEmpty ? nil : HomeAccountId($0) }
-        environment = Environment(fields.string("environment") ?? "")
-        clientId = fields.string("client_id") ?? ""
-        realm = fields.string("realm") ?? ""
-        scopes = Scopes(target: fields.string("target") ?? "")
-        cachedAt = fields.seconds("cached_at")
-        expiresOn = fields.seconds("expires_on") ?? 0
-        extendedExpiresOn = fields.seconds("extended_expires_on") ?? fields.seconds("ext_expires_on")
-        refreshOn = fields.seconds("refresh_on")
-        let type = fields.string("token_type") ?? ""
-        tokenType = type.isEmpty ? "Bearer" : type
-        keyId = fields.string("key_id")
-        extCacheKey = fields.string("ext_cache_key").flatMap { $0.isEmpty ? nil : $0 }
+        storage = Storage(fields: fields)
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.storage === rhs.storage || lhs.fields == rhs.fields }
+    public func hash(into hasher: inout Hasher) { hasher.combine(fields) }
 
     /// Whether the token is expired at `now`, counting `margin` seconds before `expires_on` as
     /// expired (MSAL uses 300 s).
