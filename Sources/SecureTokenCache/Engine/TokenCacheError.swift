@@ -11,6 +11,7 @@ public struct TokenCacheError: Error, Sendable, CustomStringConvertible {
 
         private init(_ name: String) { self.name = name }
 
+        /// A description for people; never contains a secret.
         public var description: String { name }
 
         // MARK: Input
@@ -82,6 +83,7 @@ public struct TokenCacheError: Error, Sendable, CustomStringConvertible {
         /// An `errno` value from a system call.
         case posix(call: String, errno: Int32)
 
+        /// A description for people; never contains a secret.
         public var description: String {
             switch self {
             case .gError(let domain, let code, let message): "\(domain) \(code): \(message)"
@@ -129,6 +131,7 @@ public struct TokenCacheError: Error, Sendable, CustomStringConvertible {
         self.server = server
     }
 
+    /// A description for people; never contains a secret.
     public var description: String {
         var text = "\(code): \(message)"
         if let underlying { text += " (\(underlying))" }

@@ -89,7 +89,9 @@ public struct AccessToken: Sendable, Hashable {
         storage = Storage(fields: fields)
     }
 
+    /// Whether two values are equal (see the type's doc for what is compared).
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs.storage === rhs.storage || lhs.fields == rhs.fields }
+    /// Hashes what ``==`` compares.
     public func hash(into hasher: inout Hasher) { hasher.combine(fields) }
 
     /// Whether the token is expired at `now`, counting `margin` seconds before `expires_on` as

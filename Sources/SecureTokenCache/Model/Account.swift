@@ -56,7 +56,9 @@ public struct Account: Sendable, Hashable {
         storage = Storage(fields: fields)
     }
 
+    /// Whether two values are equal (see the type's doc for what is compared).
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs.storage === rhs.storage || lhs.fields == rhs.fields }
+    /// Hashes what ``==`` compares.
     public func hash(into hasher: inout Hasher) { hasher.combine(fields) }
 
     /// The key msal-python 1.39.0 files this entry under.

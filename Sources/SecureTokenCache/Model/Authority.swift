@@ -53,5 +53,6 @@ public struct Authority: Sendable, Hashable, CustomStringConvertible {
         tenant == "adfs" ? "\(base)/adfs/oauth2/token" : "\(base)/\(tenant)/oauth2/v2.0/token"
     }
 
+    /// A description for people; never contains a secret.
     public var description: String { url }
 }

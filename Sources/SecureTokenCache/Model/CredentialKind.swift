@@ -37,6 +37,7 @@ public enum CredentialKind: String, Sendable, Hashable, CaseIterable, Comparable
         }
     }
 
+    /// Orders kinds as msal-python creates their sections.
     public static func < (lhs: CredentialKind, rhs: CredentialKind) -> Bool { lhs.creationOrder < rhs.creationOrder }
 }
 

@@ -41,5 +41,6 @@ public struct Environment: Sendable, Hashable, CustomStringConvertible {
     /// Whether two hosts are aliases of one cloud.
     public func isAlias(of other: Environment) -> Bool { group == other.group }
 
+    /// A description for people; never contains a secret.
     public var description: String { host }
 }

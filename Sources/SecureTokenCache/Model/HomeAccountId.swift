@@ -30,8 +30,11 @@ public struct HomeAccountId: Sendable, Hashable, CustomStringConvertible {
         return tenant.isEmpty ? nil : String(tenant)
     }
 
+    /// A description for people; never contains a secret.
     public var description: String { rawValue }
 
+    /// Whether two values are equal (see the type's doc for what is compared).
     public static func == (lhs: HomeAccountId, rhs: HomeAccountId) -> Bool { lhs.normalised == rhs.normalised }
+    /// Hashes what ``==`` compares.
     public func hash(into hasher: inout Hasher) { hasher.combine(normalised) }
 }

@@ -106,11 +106,13 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
         members.makeIterator()
     }
 
+    /// Whether two values are equal (see the type's doc for what is compared).
     public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
         lhs.members.count == rhs.members.count
             && zip(lhs.members, rhs.members).allSatisfy { $0.key == $1.key && $0.value == $1.value }
     }
 
+    /// Hashes what ``==`` compares.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(members.count)
         for member in members {

@@ -66,9 +66,12 @@ public struct Scopes: Sendable, Hashable, CustomStringConvertible {
         return Scopes(values.filter { !Self.reserved.contains($0.lowercased()) && !theirs.contains($0.lowercased()) })
     }
 
+    /// A description for people; never contains a secret.
     public var description: String { values.joined(separator: " ") }
 
+    /// Whether two values are equal (see the type's doc for what is compared).
     public static func == (lhs: Scopes, rhs: Scopes) -> Bool { lhs.matchKeys == rhs.matchKeys }
+    /// Hashes what ``==`` compares.
     public func hash(into hasher: inout Hasher) { hasher.combine(matchKeys) }
 }
 

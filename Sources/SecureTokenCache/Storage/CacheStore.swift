@@ -95,6 +95,7 @@ public enum ProtectionLevel: String, Sendable, Hashable, CustomStringConvertible
     /// Held in process memory only; nothing is written anywhere.
     case memoryOnly
 
+    /// A description for people; never contains a secret.
     public var description: String {
         switch self {
         case .keyring: "sealed with a key held by the Secret Service"
