@@ -68,7 +68,7 @@ struct ClearCommand: ParsableCommand {
     }
 
     func run() throws {
-        let group = try global.open()
+        let group = try global.openExisting()
         let now = Console.now
         let planned = try group.entriesToClear(selection)
         if planned.isEmpty {

@@ -152,7 +152,7 @@ struct DoctorCommand: ParsableCommand {
 
     /// The file store's root folder (and the group's folder in it): owned by the user, 0700, writable.
     func directory() -> [DoctorCheck] {
-        let root = Self.fileStoreRoot(global.dir)
+        let root = GlobalOptions.fileStoreRoot(global.dir)
         var checks: [DoctorCheck] = []
         for (path, isRoot) in [(root, true), (root + "/" + global.group, false)] {
             var info = stat()
@@ -195,7 +195,7 @@ struct DoctorCommand: ParsableCommand {
     /// the group's folder exists, so doctor never creates a group.
     func integrity() -> DoctorCheck {
         let name = "file integrity"
-        let folder = Self.fileStoreRoot(global.dir) + "/" + global.group
+        let folder = GlobalOptions.fileStoreRoot(global.dir) + "/" + global.group
         guard FileAccess.exists(folder) else {
             return DoctorCheck(name: name, outcome: .skipped, detail: "no file-store group at \(folder)")
         }
@@ -222,14 +222,6 @@ struct DoctorCommand: ParsableCommand {
         } catch {
             return DoctorCheck(name: name, outcome: .failed, detail: "\(error)", status: .failure)
         }
-    }
-
-    /// The file store's default root: `$XDG_DATA_HOME/secure-token-cache`, else
-    /// `~/.local/share/secure-token-cache`.
-    static func fileStoreRoot(_ directory: String?) -> String {
-        if let directory { return directory }
-        if let data = Console.environment("XDG_DATA_HOME"), data.hasPrefix("/") { return data + "/secure-token-cache" }
-        return (Console.environment("HOME") ?? "") + "/.local/share/secure-token-cache"
     }
 
     /// Whether `error` says the store kind is not in this build (the keyring and file stores

@@ -41,7 +41,7 @@ struct ExportCommand: ParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() throws {
-        let group = try global.open()
+        let group = try global.openExisting()
         let bytes = try group.exportMSAL(includeSecrets: includeSecrets)
         try FileAccess.write(bytes, to: file, replace: force)
         if file != "-" { Console.note("wrote \(bytes.count) bytes to \(file) (mode 0600)") }

@@ -56,9 +56,33 @@ struct GlobalOptions: ParsableArguments {
         return CacheConfiguration(store: store.choice, directory: dir, keySource: keySource)
     }
 
-    /// Opens the group. Throws `TokenCacheError` as ``CacheGroup/open(_:configuration:)`` does.
+    /// Opens the group, creating it if it is new (for `import`). Throws `TokenCacheError` as
+    /// ``CacheGroup/open(_:configuration:)`` does.
     func open() throws -> CacheGroup {
         try CacheGroup.open(group, configuration: configuration)
+    }
+
+    /// Opens a group that must already exist: commands that only read or remove never create
+    /// a group, and a mistyped `--group` is an error (exit 3), not an empty listing.
+    ///
+    /// Only the file store can tell today (a group is the folder `<root>/<group>`); the keyring
+    /// store's check slots in here once it is merged.
+    func openExisting() throws -> CacheGroup {
+        if store == .file {
+            let folder = Self.fileStoreRoot(dir) + "/" + group
+            guard FileAccess.exists(folder) else {
+                throw CommandFailure(.notFound, "there is no group \(group) in \(Self.fileStoreRoot(dir)); nothing was created (see 'cachetool import')")
+            }
+        }
+        return try open()
+    }
+
+    /// The file store's root folder: `--dir`, else `$XDG_DATA_HOME/secure-token-cache`, else
+    /// `~/.local/share/secure-token-cache` (the file store's own default).
+    static func fileStoreRoot(_ directory: String?) -> String {
+        if let directory { return directory }
+        if let data = Console.environment("XDG_DATA_HOME"), data.hasPrefix("/") { return data + "/secure-token-cache" }
+        return (Console.environment("HOME") ?? "") + "/.local/share/secure-token-cache"
     }
 }
 

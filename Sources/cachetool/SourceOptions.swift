@@ -14,7 +14,7 @@ struct SourceOptions: ParsableArguments {
     /// The group to read: the file's contents in a private in-memory group, else the group
     /// `global` names.
     func open(_ global: GlobalOptions) throws -> CacheGroup {
-        guard let from else { return try global.open() }
+        guard let from else { return try global.openExisting() }
         let group = CacheGroup(inMemory: "cachetool.from-file")
         try group.importMSAL(try FileAccess.read(from))
         return group

@@ -24,7 +24,7 @@ struct StatusCommand: ParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() throws {
-        let group = try global.open()
+        let group = try global.openExisting()
         let statistics = try group.statistics()
         let store = group.storeDescription
         let size = store.kind == .file ? FileAccess.diskUsage(store.location) : nil
