@@ -49,6 +49,12 @@ enum JSONWriter {
 
     private static func quote(_ string: String, into text: inout String) {
         text += "\""
+        // Most values (ids, hosts, GUIDs) need no escaping: append them whole.
+        if !string.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            text += string
+            text += "\""
+            return
+        }
         for scalar in string.unicodeScalars {
             switch scalar {
             case "\"": text += "\\\""
