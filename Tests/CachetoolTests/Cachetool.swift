@@ -36,8 +36,12 @@ enum Cachetool {
     /// Runs `cachetool arguments` with standard input from `input` (never a terminal), in an
     /// environment without a session bus unless `environment` says otherwise.
     static func run(_ arguments: [String], input: Data? = nil, environment: [String: String] = [:]) throws -> Run {
+        try runProgram(binary, arguments, input: input, environment: environment)
+    }
+
+    static func runProgram(_ program: URL, _ arguments: [String], input: Data?, environment: [String: String]) throws -> Run {
         let process = Process()
-        process.executableURL = binary
+        process.executableURL = program
         process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         env["DBUS_SESSION_BUS_ADDRESS"] = nil
@@ -62,6 +66,15 @@ enum Cachetool {
         return Run(
             status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
             stderr: String(decoding: errorData.value, as: UTF8.self), stdoutBytes: outData)
+    }
+
+    /// Runs `cachetool arguments` on a pseudo-terminal (through util-linux `script`), typing
+    /// `answer`; standard output and standard error arrive merged in ``Run/stdout``.
+    static func runOnTerminal(_ arguments: [String], answer: String, environment: [String: String] = [:]) throws -> Run {
+        let quoted = ([binary.path] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+        return try runProgram(
+            URL(fileURLWithPath: "/usr/bin/script"), ["-q", "-e", "-c", quoted.joined(separator: " "), "/dev/null"],
+            input: Data(answer.utf8), environment: environment)
     }
 
     final class LockedData: @unchecked Sendable {

@@ -68,6 +68,21 @@ struct FileStoreTests {
         #expect(try listing().count == before.count)
     }
 
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "needs util-linux script for a terminal"))
+    func onATerminalClearAsksAndOnlyYesRemoves() throws {
+        try importVector("v1_single_account")
+        let before = try listing().count
+        let declined = try Cachetool.runOnTerminal(["clear", "--all"] + options, answer: "n\n", environment: FileStore.environment)
+        #expect(declined.status == 9, "\(declined)")
+        #expect(declined.stdout.contains("About to remove \(before) entries"))
+        #expect(declined.stdout.contains("Remove them? [y/N]"))
+        #expect(try listing().count == before)
+        let accepted = try Cachetool.runOnTerminal(["clear", "--all"] + options, answer: "y\n", environment: FileStore.environment)
+        #expect(accepted.status == 0, "\(accepted)")
+        #expect(accepted.stdout.contains("Removed \(before) entries"))
+        #expect(try listing().isEmpty)
+    }
+
     @Test func clearAnAccountRemovesEverythingOfItInOneTransaction() throws {
         try importVector("v2_two_accounts_two_tenants")
         let generation = try #require(try run(["status", "--json"]).json() as? [String: Any])["generation"] as? Int

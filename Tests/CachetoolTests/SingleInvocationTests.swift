@@ -307,6 +307,13 @@ import Testing
         expectFailure(try Cachetool.run(["clear", "--client", "nobody"] + Self.memory), status: 3)
     }
 
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "needs util-linux script for a terminal"))
+    func theTerminalHarnessWorks() throws {
+        let run = try Cachetool.runOnTerminal(["clear", "--all"] + Self.memory, answer: "n\n")
+        #expect(run.status == 0, "\(run)")
+        #expect(run.stdout.contains("Nothing to remove"))
+    }
+
     // MARK: Doctor
 
     @Test func doctorReportsEveryCheckAndItsJSONMatches() throws {
