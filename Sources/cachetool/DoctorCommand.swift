@@ -39,7 +39,8 @@ struct DoctorCommand: ParsableCommand {
               file integrity     the group's file store opens with the given key
 
             A check this build cannot perform yet (the keyring and file stores are being \
-            added) is reported as skipped. doctor never creates, unlocks or changes anything.
+            added) is reported as skipped. doctor never creates, unlocks or changes anything: \
+            it opens the group's file store only when the group's folder already exists.
 
             Exits with status 0 when no check failed, else with the exit status of the first \
             failed check (for example 6 for a locked keyring, 10 for an open directory).
@@ -58,7 +59,7 @@ struct DoctorCommand: ParsableCommand {
     func run() throws {
         var checks: [DoctorCheck] = []
         checks.append(Self.sessionBus())
-        checks.append(contentsOf: keyring())
+        checks.append(contentsOf: Self.keyring(Self.probeKeyring()))
         checks.append(contentsOf: directory())
         checks.append(
             DoctorCheck(name: "lock holder", outcome: .skipped, detail: "this build cannot report the holder of a group's lock"))
@@ -104,29 +105,37 @@ struct DoctorCommand: ParsableCommand {
         return DoctorCheck(name: name, outcome: .ok, detail: address)
     }
 
-    /// The Secret Service and the collection lock, from opening the group in the keyring.
-    func keyring() -> [DoctorCheck] {
-        var configuration = global.configuration
-        configuration.store = .keyring
-        do {
-            let group = try CacheGroup.open(global.group, configuration: configuration)
+    /// What the library can say about the Secret Service without creating or unlocking
+    /// anything: `nil` when it has no such probe (this build), else the collection's location
+    /// or the error that makes the keyring unusable.
+    ///
+    /// Opening the group in the keyring store is not a probe: it may create the group's key
+    /// item. When the library exposes a read-only probe (the keyring branch has
+    /// `KeyringClient.probe(busAddress:timeout:)` and `isDefaultCollectionLocked()`, both
+    /// internal), call it here; ``keyring(_:)`` already maps its outcomes.
+    static func probeKeyring() -> Result<String, TokenCacheError>? { nil }
+
+    /// The Secret Service and collection-lock checks for a probe's outcome.
+    static func keyring(_ probe: Result<String, TokenCacheError>?) -> [DoctorCheck] {
+        guard let probe else {
             return [
-                DoctorCheck(name: "Secret Service", outcome: .ok, detail: group.storeDescription.location),
-                DoctorCheck(name: "keyring unlocked", outcome: .ok, detail: group.storeDescription.protection.description),
+                DoctorCheck(name: "Secret Service", outcome: .skipped, detail: "this build cannot probe the keyring"),
+                DoctorCheck(name: "keyring unlocked", outcome: .skipped, detail: "this build cannot probe the keyring"),
             ]
-        } catch let error as TokenCacheError {
-            if Self.notInThisBuild(error) {
-                return [
-                    DoctorCheck(name: "Secret Service", outcome: .skipped, detail: "this build has no keyring store"),
-                    DoctorCheck(name: "keyring unlocked", outcome: .skipped, detail: "this build has no keyring store"),
-                ]
-            }
+        }
+        switch probe {
+        case .success(let location):
+            return [
+                DoctorCheck(name: "Secret Service", outcome: .ok, detail: location),
+                DoctorCheck(name: "keyring unlocked", outcome: .ok, detail: "the collection is unlocked"),
+            ]
+        case .failure(let error):
             switch error.code {
             case .noSessionBus, .secretServiceUnavailable:
                 return [
                     DoctorCheck(
                         name: "Secret Service", outcome: .failed, detail: error.message,
-                        advice: "start a Secret Service (gnome-keyring-daemon, KeePassXC with Secret Service on) or use --store file",
+                        advice: "start a Secret Service (gnome-keyring-daemon, or KeePassXC with its Secret Service on), or use --store file",
                         status: .keyringUnavailable),
                     DoctorCheck(name: "keyring unlocked", outcome: .skipped, detail: "no Secret Service"),
                 ]
@@ -135,18 +144,17 @@ struct DoctorCommand: ParsableCommand {
                     DoctorCheck(name: "Secret Service", outcome: .ok, detail: "reachable"),
                     DoctorCheck(
                         name: "keyring unlocked", outcome: .failed, detail: error.message,
-                        advice: "unlock the login keyring (for example with Seahorse, or by logging in graphically) and retry",
+                        advice: "unlock the login keyring (log in graphically, or use Seahorse) and retry",
                         status: .keyringUnavailable),
                 ]
             default:
                 return [
                     DoctorCheck(
-                        name: "Secret Service", outcome: .failed, detail: error.message, advice: "see the message; retry with --store file",
-                        status: ExitStatus(error.code))
+                        name: "Secret Service", outcome: .failed, detail: error.message, advice: "retry, or use --store file",
+                        status: ExitStatus(error.code)),
+                    DoctorCheck(name: "keyring unlocked", outcome: .skipped, detail: "the Secret Service failed"),
                 ]
             }
-        } catch {
-            return [DoctorCheck(name: "Secret Service", outcome: .failed, detail: "\(error)", status: .failure)]
         }
     }
 
