@@ -33,18 +33,18 @@ enum Cachetool {
         return folder.appendingPathComponent("cachetool")
     }()
 
-    /// Runs `cachetool arguments` with standard input from `input` (never a terminal), in an
-    /// environment without a session bus unless `environment` says otherwise.
-    static func run(_ arguments: [String], input: Data? = nil, environment: [String: String] = [:]) throws -> Run {
-        try runProgram(binary, arguments, input: input, environment: environment)
+    /// Runs `cachetool arguments` with standard input from `input` (never a terminal), in this
+    /// process's environment plus `environment`, minus the variables in `removing`.
+    static func run(_ arguments: [String], input: Data? = nil, environment: [String: String] = [:], removing: [String] = []) throws -> Run {
+        try runProgram(binary, arguments, input: input, environment: environment, removing: removing)
     }
 
-    static func runProgram(_ program: URL, _ arguments: [String], input: Data?, environment: [String: String]) throws -> Run {
+    static func runProgram(_ program: URL, _ arguments: [String], input: Data?, environment: [String: String], removing: [String] = []) throws -> Run {
         let process = Process()
         process.executableURL = program
         process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
-        env["DBUS_SESSION_BUS_ADDRESS"] = nil
+        for name in removing { env[name] = nil }
         for (name, value) in environment { env[name] = value }
         process.environment = env
         let output = Pipe()
@@ -148,4 +148,46 @@ enum FileStore {
     }
 
     static let environment = [passphraseVariable: "correct horse battery staple"]
+}
+
+/// Whether `CacheGroup.open` supports the keyring store and a private keyring is running
+/// (`scripts/with-keyring` sets `STC_KEYRING_REQUIRED=1`). Probing opens a group in the
+/// keyring, so it is only done inside that private keyring, never in a user's own.
+enum KeyringStore {
+    static let required = ProcessInfo.processInfo.environment["STC_KEYRING_REQUIRED"] == "1"
+
+    static let available: Bool = {
+        guard required else { return false }
+        do {
+            _ = try CacheGroup.open("com.example.cachetool-probe", configuration: CacheConfiguration(store: .keyring))
+            return true
+        } catch let error as TokenCacheError {
+            // Inside scripts/with-keyring any other failure is a real one: let the tests fail.
+            return !(error.code == .invalidArgument && error.message.contains("not available in this build"))
+        } catch {
+            return true
+        }
+    }()
+}
+
+/// A store the persistence tests run against, and a fresh group in it.
+enum StoreUnderTest: String, CaseIterable, Sendable, CustomStringConvertible {
+    case file, keyring
+
+    var description: String { rawValue }
+
+    var isAvailable: Bool { self == .file ? FileStore.available : KeyringStore.available }
+
+    /// The stores this build and environment offer.
+    static var available: [StoreUnderTest] { allCases.filter(\.isAvailable) }
+
+    /// Global options and environment for a new, empty group in this store.
+    func newGroup() throws -> (options: [String], environment: [String: String]) {
+        switch self {
+        case .file:
+            return (FileStore.options(try TestFiles.scratch()), FileStore.environment)
+        case .keyring:
+            return (["--store", "keyring", "--group", "com.example.cachetool-\(UUID().uuidString.lowercased())"], [:])
+        }
+    }
 }

@@ -319,8 +319,9 @@ import Testing
     @Test func doctorReportsEveryCheckAndItsJSONMatches() throws {
         let data = try TestFiles.scratch()
         let environment = ["XDG_DATA_HOME": data.path]
-        let human = try Cachetool.run(["doctor"] + Self.memory, environment: environment)
-        let json = try Cachetool.run(["doctor", "--json"] + Self.memory, environment: environment)
+        let bus = ["DBUS_SESSION_BUS_ADDRESS"]
+        let human = try Cachetool.run(["doctor"] + Self.memory, environment: environment, removing: bus)
+        let json = try Cachetool.run(["doctor", "--json"] + Self.memory, environment: environment, removing: bus)
         #expect(human.status == 0, "\(human)")
         #expect(json.status == 0)
         let checks = try #require(try json.json() as? [[String: Any]])
@@ -336,7 +337,7 @@ import Testing
     @Test func doctorFailsOnAnOpenDirectory() throws {
         let root = try TestFiles.scratch()
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: root.path)
-        let run = try Cachetool.run(["doctor", "--dir", root.path] + Self.memory)
+        let run = try Cachetool.run(["doctor", "--dir", root.path] + Self.memory, removing: ["DBUS_SESSION_BUS_ADDRESS"])
         #expect(run.status == 10, "\(run)")
         #expect(run.stdout.contains("chmod 700 \(root.path)"))
     }
