@@ -42,8 +42,11 @@ import Testing
         return url
     }
 
+    /// The target (one second, whole process) holds for a release build. A debug build
+    /// spends several seconds loading and indexing 10,000 records (4 s for `status` against a
+    /// stand-in file store), so its limit only catches gross regressions.
     #if DEBUG
-    static let limit = 5.0
+    static let limit = 15.0
     #else
     static let limit = 1.0
     #endif
