@@ -73,7 +73,7 @@ struct ListCommand: ParsableCommand {
             return
         }
         guard !views.isEmpty else {
-            Console.note("no \(listing == .all ? "entries" : listing.rawValue) to list in group \(group.name)")
+            Console.note("no \(listing == .all ? "entries" : listing.rawValue) to list in \(source.describe(group))")
             return
         }
         var table = Table(listing == .accounts ? EntryView.accountHeaders : EntryView.entryHeaders)

@@ -35,7 +35,7 @@ struct ShowCommand: ParsableCommand {
     func run() throws {
         let group = try source.open(global)
         guard let entry = try group.entry(id: id) else {
-            throw CommandFailure(.notFound, "no entry with id \(id) in group \(group.name); see 'cachetool list all'")
+            throw CommandFailure(.notFound, "no entry with id \(id) in \(source.describe(group)); see 'cachetool list all'")
         }
         let view = EntryView(entry: entry, now: Console.now)
         var fields = entry.fields

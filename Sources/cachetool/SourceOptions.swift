@@ -19,4 +19,10 @@ struct SourceOptions: ParsableArguments {
         try group.importMSAL(try FileAccess.read(from))
         return group
     }
+
+    /// What was read, for messages: "group NAME", or the file.
+    func describe(_ group: CacheGroup) -> String {
+        guard let from else { return "group \(group.name)" }
+        return from == "-" ? "standard input" : from
+    }
 }
