@@ -51,6 +51,41 @@ struct FileStoreTests {
         #expect(try run(["export", "-", "--include-secrets"]).stdoutBytes == exported)
     }
 
+    /// The group's folder (the file store keeps `header`, `log`, `state` and `lock` in it).
+    var groupFolder: URL { folder.appendingPathComponent("com.example.cachetool-tests") }
+
+    /// Not yet run against the real file store (written before it was merged): flips one byte
+    /// in the middle of the group's log, which the store must detect (AEAD tag) at open.
+    @Test func aCorruptStoreExitsFourWithOneLine() throws {
+        try importVector("v2_two_accounts_two_tenants")
+        let log = groupFolder.appendingPathComponent("log")
+        var bytes = try Data(contentsOf: log)
+        try #require(bytes.count > 64)
+        bytes[bytes.count / 2] ^= 0xFF
+        try bytes.write(to: log)
+        for arguments in [["status"], ["list", "all"], ["export", "-"]] {
+            let result = try run(arguments)
+            #expect(result.status == 4, "\(result)")
+            #expect(result.stderrLines.count == 1)
+            #expect(result.stdout.isEmpty)
+        }
+    }
+
+    /// Not yet run against the real file store. Root ignores permissions, so this needs an
+    /// ordinary user.
+    @Test(.enabled(if: geteuid() != 0, "root ignores directory permissions"))
+    func aReadOnlyGroupFolderFailsAndChangesNothing() throws {
+        try importVector("v1_single_account")
+        let before = try run(["export", "-", "--include-secrets"]).stdoutBytes
+        try FileManager.default.setAttributes([.posixPermissions: 0o500], ofItemAtPath: groupFolder.path)
+        defer { try? FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: groupFolder.path) }
+        let result = try run(["import", TestFiles.vector("v2_two_accounts_two_tenants").path])
+        #expect(result.status != 0, "\(result)")
+        #expect(result.stderrLines.count == 1)
+        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: groupFolder.path)
+        #expect(try run(["export", "-", "--include-secrets"]).stdoutBytes == before)
+    }
+
     @Test(arguments: [["status"], ["list", "all"], ["show", "at-000000"], ["clear", "--all", "--yes"], ["export", "-"]])
     func anUnknownGroupExitsThreeAndIsNotCreated(arguments: [String]) throws {
         let result = try Cachetool.run(
