@@ -200,6 +200,36 @@ import Testing
         expectFailure(try Cachetool.run(["show", "at-000000000000", "--from", file]), status: 3)
     }
 
+    @Test(arguments: TestFiles.vectorNames)
+    func showJSONMatchesTheHumanForm(name: String) throws {
+        let file = TestFiles.vector(name).path
+        let list = try #require(try Cachetool.run(["list", "all", "--from", file, "--json"]).json() as? [[String: Any]])
+        for object in list {
+            let id = try #require(object["id"] as? String)
+            let human = try Cachetool.run(["show", id, "--from", file])
+            let json = try #require(try Cachetool.run(["show", id, "--from", file, "--json"]).json() as? [String: Any])
+            var values: [String: String] = [:]
+            for line in human.stdout.split(separator: "\n") where !line.hasPrefix(" ") {
+                guard let colon = line.firstIndex(of: ":") else { continue }
+                values[String(line[..<colon])] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            }
+            #expect(values["ID"] == json["id"] as? String)
+            #expect(values["Kind"] == json["kind"] as? String)
+            #expect(values["Key"] == json["key"] as? String)
+            #expect(values["Client"] == (json["clientId"] as? String ?? "-"))
+            #expect(values["Realm"] == (json["realm"] as? String ?? "-"))
+            #expect(values["Environment"] == json["environment"] as? String)
+            if let scopes = json["scopes"] as? [String] { #expect(values["Scopes"] == scopes.joined(separator: " ")) }
+            let fields = try #require(json["fields"] as? [String: Any])
+            for (field, value) in fields {
+                if let text = value as? String {
+                    #expect(human.stdout.contains("  \(field):"), "field \(field)")
+                    #expect(human.stdout.contains(text))
+                }
+            }
+        }
+    }
+
     @Test func showRevealsTheSecretOnlyWhenAsked() throws {
         let file = TestFiles.vector("v1_single_account")
         let secrets = try TestFiles.secrets(in: file)
