@@ -108,9 +108,17 @@ enum TestFiles {
         return secrets
     }
 
+    /// One folder per test process for every scratch folder, removed when the process exits.
+    static let scratchRoot: URL = {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("cachetool-tests-\(getpid())-\(UUID().uuidString.prefix(8))")
+        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        atexit { try? FileManager.default.removeItem(at: TestFiles.scratchRoot) }
+        return url
+    }()
+
     /// A new empty folder, mode 0700.
     static func scratch() throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("cachetool-tests-\(UUID().uuidString)")
+        let url = scratchRoot.appendingPathComponent(UUID().uuidString)
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         return url
     }
