@@ -63,5 +63,12 @@ let package = Package(
             resources: [.copy("Fixtures")],
             swiftSettings: strictSettings
         ),
+        // End-to-end tests of the built cachetool binary. Depending on the executable makes
+        // SwiftPM build it before the tests run; the tests run it as a separate process.
+        .testTarget(
+            name: "CachetoolTests",
+            dependencies: ["SecureTokenCache", "cachetool"],
+            swiftSettings: strictSettings
+        ),
     ]
 )

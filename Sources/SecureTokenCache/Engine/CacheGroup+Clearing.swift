@@ -1,0 +1,83 @@
+import HashTreeCollections
+
+extension CacheGroup {
+    /// What ``clear(_:)`` removes.
+    public enum ClearSelection: Sendable, Hashable {
+        /// Every entry and every client's sign-in state. Top-level sections other SDKs added
+        /// that hold no entries are kept.
+        case all
+        /// Everything of a user, for every client (a "wipe"): named by home account id or
+        /// username, case-insensitive. A username shared by several home accounts (several
+        /// clouds) selects all of them.
+        case account(String)
+        /// Every entry of a client id (case-insensitive): its access, refresh and id tokens (a
+        /// family refresh token it obtained too) and its app metadata, and its sign-in state.
+        case client(String)
+        /// Every access token already expired (no margin).
+        case expiredAccessTokens
+    }
+
+    /// What ``clear(_:)`` would remove now, in ``entries(_:)``'s order: for a preview or a dry
+    /// run. Nothing is changed.
+    ///
+    /// Throws `.notFound` when an account or client selection names nothing in the group.
+    public func entriesToClear(_ selection: ClearSelection) throws -> [GroupEntry] {
+        let index = try index()
+        return Self.summaries(try Self.doomed(selection, in: index, now: clock()), in: index)
+    }
+
+    /// Removes what `selection` names in one transaction (all or nothing) and returns what it
+    /// removed, which may differ from an earlier ``entriesToClear(_:)`` if another process wrote
+    /// in between.
+    ///
+    /// Throws `.notFound` when an account or client selection names nothing in the group (then
+    /// nothing is changed), and the store's errors (`.lockTimeout`, `.ioFailure`, ...).
+    @discardableResult
+    public func clear(_ selection: ClearSelection) throws -> [GroupEntry] {
+        try write { transaction in
+            let index = transaction.index
+            let doomed = try Self.doomed(selection, in: index, now: clock())
+            // Summarise before deleting: usernames come from account entries that may go too.
+            let removed = Self.summaries(doomed, in: index)
+            for stored in doomed { transaction.delete(stored.id) }
+            switch selection {
+            case .all:
+                for client in index.clientStates.keys {
+                    transaction.updateClientState(client) { $0 = ClientState() }
+                }
+            case .account(let account):
+                for home in try Self.homeAccounts(matching: account, in: index) {
+                    for client in index.clientStates.keys {
+                        transaction.updateClientState(client) { $0.forget(home) }
+                    }
+                }
+            case .client(let client):
+                transaction.updateClientState(client.lowercased()) { $0 = ClientState() }
+            case .expiredAccessTokens:
+                break
+            }
+            return removed
+        }
+    }
+
+    /// The entries `selection` names, in ``entries(_:)``'s order.
+    static func doomed(_ selection: ClearSelection, in index: Index, now: Int64) throws -> [StoredEntry] {
+        var doomed: [StoredEntry]
+        switch selection {
+        case .all:
+            doomed = Array(index.entries.values)
+        case .account(let account):
+            doomed = try homeAccounts(matching: account, in: index).flatMap { index.entries(account: $0) }
+        case .client(let clientId):
+            let client = clientId.lowercased()
+            doomed = index.entries.values.filter { $0.entry.client == client }
+            guard !doomed.isEmpty || index.clientStates[client] != nil else {
+                throw TokenCacheError(.notFound, "the group has no entry of that client id")
+            }
+        case .expiredAccessTokens:
+            doomed = index.expiredAccessTokens(now: now).compactMap { index[$0] }
+        }
+        doomed.sort { ($0.id.kind.creationOrder, $0.ordinal) < ($1.id.kind.creationOrder, $1.ordinal) }
+        return doomed
+    }
+}

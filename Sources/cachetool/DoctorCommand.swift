@@ -1,0 +1,240 @@
+import ArgumentParser
+import Glibc
+import SecureTokenCache
+
+/// The outcome of one `cachetool doctor` check.
+struct DoctorCheck {
+    enum Outcome: String {
+        case ok, warning, failed, skipped
+    }
+
+    var name: String
+    var outcome: Outcome
+    var detail: String
+    /// What to do about a problem.
+    var advice: String = ""
+    /// The exit status a failed check stands for.
+    var status: ExitStatus = .ok
+
+    var json: JSONValue {
+        .object([
+            "check": .string(name), "outcome": .string(outcome.rawValue), "detail": .string(detail),
+            "advice": .optional(advice.isEmpty ? nil : advice), "exitStatus": .integer(status.rawValue),
+        ])
+    }
+}
+
+/// `cachetool doctor`: checks the environment a group needs and says what to do about each problem.
+struct DoctorCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "doctor",
+        abstract: "Check the environment a group needs, and say what to fix.",
+        discussion: """
+            Runs these checks and prints one line for each, with advice for each problem:
+              session bus        DBUS_SESSION_BUS_ADDRESS is set and its socket exists
+              Secret Service     org.freedesktop.secrets answers on the session bus
+              keyring unlocked   the collection holding the group's key is unlocked
+              directory          the file-store folder is yours, 0700 and writable
+              lock holder        no process holds the group's lock for long
+              file integrity     the group's file store opens with the given key
+
+            A check this build cannot perform yet (the keyring and file stores are being \
+            added) is reported as skipped. doctor never creates, unlocks or changes anything: \
+            it opens the group's file store only when the group's folder already exists.
+
+            Exits with status 0 when no check failed, else with the exit status of the first \
+            failed check (for example 6 for a locked keyring, 10 for an open directory).
+
+            EXAMPLES
+              cachetool doctor
+              cachetool doctor --store file --dir /srv/tokens --json
+            """
+    )
+
+    @Flag(help: "Print JSON: one object per check.")
+    var json = false
+
+    @OptionGroup var global: GlobalOptions
+
+    func run() throws {
+        var checks: [DoctorCheck] = []
+        checks.append(Self.sessionBus())
+        checks.append(contentsOf: Self.keyring(Self.probeKeyring()))
+        checks.append(contentsOf: directory())
+        checks.append(
+            DoctorCheck(name: "lock holder", outcome: .skipped, detail: "this build cannot report the holder of a group's lock"))
+        checks.append(integrity())
+
+        if json {
+            Console.out(JSONWriter.render(.array(checks.map(\.json))))
+        } else {
+            var table = Table(["CHECK", "RESULT", "DETAIL"])
+            for check in checks { table.append([check.name, check.outcome.rawValue, check.detail]) }
+            Console.out(table.render())
+            let advice = checks.filter { !$0.advice.isEmpty }
+            if !advice.isEmpty {
+                Console.line()
+                for check in advice { Console.line("\(check.name): \(check.advice)") }
+            }
+        }
+        if let failed = checks.first(where: { $0.outcome == .failed }) {
+            throw ExitCode(failed.status.rawValue)
+        }
+    }
+
+    /// Whether the session bus the Secret Service needs is reachable.
+    static func sessionBus() -> DoctorCheck {
+        let name = "session bus"
+        guard let address = Console.environment("DBUS_SESSION_BUS_ADDRESS"), !address.isEmpty else {
+            return DoctorCheck(
+                name: name, outcome: .warning, detail: "DBUS_SESSION_BUS_ADDRESS is not set: the keyring store can't be used",
+                advice: "run inside a desktop session, or start one with `dbus-run-session -- cachetool ...`; or use --store file with --passphrase-env or --key-file",
+                status: .keyringUnavailable)
+        }
+        for part in address.split(separator: ";").first.map({ $0.split(separator: ",") }) ?? [] {
+            let pair = part.split(separator: "=", maxSplits: 1)
+            if pair.count == 2, pair[0].hasSuffix("path") {
+                let path = String(pair[1])
+                if !FileAccess.exists(path) {
+                    return DoctorCheck(
+                        name: name, outcome: .failed, detail: "the bus socket \(path) does not exist",
+                        advice: "the session bus is gone: log in again or restart it (`dbus-run-session`)", status: .keyringUnavailable)
+                }
+            }
+        }
+        return DoctorCheck(name: name, outcome: .ok, detail: address)
+    }
+
+    /// What the library can say about the Secret Service without creating or unlocking
+    /// anything: `nil` when it has no such probe (this build), else the collection's location
+    /// or the error that makes the keyring unusable.
+    ///
+    /// Opening the group in the keyring store is not a probe: it may create the group's key
+    /// item. When the library exposes a read-only probe (the keyring branch has
+    /// `KeyringClient.probe(busAddress:timeout:)` and `isDefaultCollectionLocked()`, both
+    /// internal), call it here; ``keyring(_:)`` already maps its outcomes.
+    static func probeKeyring() -> Result<String, TokenCacheError>? { nil }
+
+    /// The Secret Service and collection-lock checks for a probe's outcome.
+    static func keyring(_ probe: Result<String, TokenCacheError>?) -> [DoctorCheck] {
+        guard let probe else {
+            return [
+                DoctorCheck(name: "Secret Service", outcome: .skipped, detail: "this build cannot probe the keyring"),
+                DoctorCheck(name: "keyring unlocked", outcome: .skipped, detail: "this build cannot probe the keyring"),
+            ]
+        }
+        switch probe {
+        case .success(let location):
+            return [
+                DoctorCheck(name: "Secret Service", outcome: .ok, detail: location),
+                DoctorCheck(name: "keyring unlocked", outcome: .ok, detail: "the collection is unlocked"),
+            ]
+        case .failure(let error):
+            switch error.code {
+            case .noSessionBus, .secretServiceUnavailable:
+                return [
+                    DoctorCheck(
+                        name: "Secret Service", outcome: .failed, detail: error.message,
+                        advice: "start a Secret Service (gnome-keyring-daemon, or KeePassXC with its Secret Service on), or use --store file",
+                        status: .keyringUnavailable),
+                    DoctorCheck(name: "keyring unlocked", outcome: .skipped, detail: "no Secret Service"),
+                ]
+            case .collectionLocked, .interactionNotAllowed:
+                return [
+                    DoctorCheck(name: "Secret Service", outcome: .ok, detail: "reachable"),
+                    DoctorCheck(
+                        name: "keyring unlocked", outcome: .failed, detail: error.message,
+                        advice: "unlock the login keyring (log in graphically, or use Seahorse) and retry",
+                        status: .keyringUnavailable),
+                ]
+            default:
+                return [
+                    DoctorCheck(
+                        name: "Secret Service", outcome: .failed, detail: error.message, advice: "retry, or use --store file",
+                        status: ExitStatus(error.code)),
+                    DoctorCheck(name: "keyring unlocked", outcome: .skipped, detail: "the Secret Service failed"),
+                ]
+            }
+        }
+    }
+
+    /// The file store's root folder (and the group's folder in it): owned by the user, 0700, writable.
+    func directory() -> [DoctorCheck] {
+        let root = GlobalOptions.fileStoreRoot(global.dir)
+        var checks: [DoctorCheck] = []
+        for (path, isRoot) in [(root, true), (root + "/" + global.group, false)] {
+            var info = stat()
+            guard lstat(path, &info) == 0 else {
+                if isRoot {
+                    checks.append(DoctorCheck(name: "directory", outcome: .ok, detail: "\(path) does not exist yet; the file store creates it 0700"))
+                }
+                break
+            }
+            let name = isRoot ? "directory" : "group directory"
+            guard (info.st_mode & S_IFMT) == S_IFDIR else {
+                checks.append(
+                    DoctorCheck(name: name, outcome: .failed, detail: "\(path) is not a directory", advice: "move it away, or pass --dir", status: .failure))
+                break
+            }
+            let mode = info.st_mode & 0o777
+            if info.st_uid != geteuid() {
+                checks.append(
+                    DoctorCheck(
+                        name: name, outcome: .failed, detail: "\(path) belongs to uid \(info.st_uid), not you",
+                        advice: "use a folder you own (--dir)", status: .insecurePermissions))
+            } else if mode & 0o077 != 0 {
+                checks.append(
+                    DoctorCheck(
+                        name: name, outcome: .failed, detail: "\(path) has mode \(String(mode, radix: 8)): others can reach the tokens",
+                        advice: "chmod 700 \(path)", status: .insecurePermissions))
+            } else if access(path, W_OK) != 0 {
+                checks.append(
+                    DoctorCheck(
+                        name: name, outcome: .failed, detail: "\(path) is not writable: \(Console.describe(errno: errno))",
+                        advice: "make it writable (chmod u+w), remount it read-write, or pass another --dir", status: .failure))
+            } else {
+                checks.append(DoctorCheck(name: name, outcome: .ok, detail: "\(path) (mode \(String(mode, radix: 8)))"))
+            }
+        }
+        return checks
+    }
+
+    /// Whether the group's file store opens (its records verify under the key). Runs only when
+    /// the group's folder exists, so doctor never creates a group.
+    func integrity() -> DoctorCheck {
+        let name = "file integrity"
+        let folder = GlobalOptions.fileStoreRoot(global.dir) + "/" + global.group
+        guard FileAccess.exists(folder) else {
+            return DoctorCheck(name: name, outcome: .skipped, detail: "no file-store group at \(folder)")
+        }
+        var configuration = global.configuration
+        configuration.store = .file
+        do {
+            let group = try CacheGroup.open(global.group, configuration: configuration)
+            let statistics = try group.statistics()
+            return DoctorCheck(
+                name: name, outcome: .ok,
+                detail: "\(statistics.countByKind.values.reduce(0, +)) entries, generation \(statistics.generation)")
+        } catch let error as TokenCacheError {
+            if Self.notInThisBuild(error) {
+                return DoctorCheck(name: name, outcome: .skipped, detail: "this build has no file store")
+            }
+            let advice: String
+            switch error.code {
+            case .wrongKey: advice = "pass the passphrase (--passphrase-env) or key file (--key-file) the group was created with"
+            case .storeCorrupted: advice = "the damaged file was moved to the group's quarantine/ folder; re-import from a backup"
+            case .insecurePermissions: advice = "chmod 700 the folder and 600 its files"
+            default: advice = "see the message"
+            }
+            return DoctorCheck(name: name, outcome: .failed, detail: error.message, advice: advice, status: ExitStatus(error.code))
+        } catch {
+            return DoctorCheck(name: name, outcome: .failed, detail: "\(error)", status: .failure)
+        }
+    }
+
+    /// Whether `error` says the store kind is not in this build (the keyring and file stores
+    /// are merged separately).
+    static func notInThisBuild(_ error: TokenCacheError) -> Bool {
+        error.code == .invalidArgument && error.message.contains("not available in this build")
+    }
+}

@@ -1,0 +1,83 @@
+import ArgumentParser
+import SecureTokenCache
+
+/// `cachetool list accounts|tokens|apps|all`: one row per entry, secrets as fingerprints.
+struct ListCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "list",
+        abstract: "List the accounts or tokens in a group.",
+        discussion: """
+            Prints one row per entry. `list accounts` shows the account entries (one per user \
+            and tenant): username, home account id, environment, realm and authority type. \
+            `list tokens` shows access, refresh and id tokens: kind, account username, client \
+            id, realm, environment, scopes, time until expiry, FOCI family, and the secret as an \
+            8-digit fingerprint (the secret itself is never printed; see `show --reveal`). \
+            `list apps` shows the per-client app metadata; `list all` shows every entry.
+
+            The ID column names an entry for `cachetool show`. --client and --account narrow \
+            the listing; --account takes a home account id or a username, case-insensitively, \
+            and fails with exit status 3 when the group has no such account. With --json the \
+            output is a JSON array with one object per row, carrying the table's values under \
+            the same names (plus the entry's MSAL key and absolute expiry).
+
+            EXAMPLES
+              cachetool list accounts
+              cachetool list tokens --client 04b07795-8ddb-461a-bbee-02f9e1bf7b46
+              cachetool list tokens --account alice@contoso.com --json | jq '.[].expiresIn'
+              cachetool list tokens --from ~/.azure/msal_token_cache.json
+            """
+    )
+
+    enum Listing: String, ExpressibleByArgument, CaseIterable {
+        case accounts, tokens, apps, all
+    }
+
+    @Argument(help: ArgumentHelp("What to list: accounts, tokens, apps or all.", valueName: "what"))
+    var listing: Listing
+
+    @Option(help: ArgumentHelp("Only entries of this client (application) id.", valueName: "id"))
+    var client: String?
+
+    @Option(help: ArgumentHelp("Only entries of this account: a home account id or a username.", valueName: "id-or-username"))
+    var account: String?
+
+    @Flag(help: "Print a JSON array with the same rows.")
+    var json = false
+
+    @OptionGroup var source: SourceOptions
+    @OptionGroup var global: GlobalOptions
+
+    func run() throws {
+        let group = try source.open(global)
+        let now = Console.now
+        let entries: [GroupEntry]
+        switch listing {
+        case .accounts:
+            var accounts = try group.entries(.init(kinds: [.account], account: account))
+            if let client {
+                // Accounts have no client id: keep those the client holds credentials for.
+                let homes = Set(try group.entries(.init(kinds: EntryView.tokenKinds, clientId: client, account: account)).compactMap(\.homeAccountId))
+                accounts.removeAll { !homes.contains($0.homeAccountId ?? HomeAccountId("")) }
+            }
+            entries = accounts
+        case .tokens:
+            entries = try group.entries(.init(kinds: EntryView.tokenKinds, clientId: client, account: account))
+        case .apps:
+            entries = try group.entries(.init(kinds: [.appMetadata], clientId: client, account: account))
+        case .all:
+            entries = try group.entries(.init(clientId: client, account: account))
+        }
+        let views = entries.map { EntryView(entry: $0, now: now) }
+        if json {
+            Console.out(JSONWriter.render(.array(views.map { listing == .accounts ? $0.accountJSON : $0.entryJSON })))
+            return
+        }
+        guard !views.isEmpty else {
+            Console.note("no \(listing == .all ? "entries" : listing.rawValue) to list in \(source.describe(group))")
+            return
+        }
+        var table = Table(listing == .accounts ? EntryView.accountHeaders : EntryView.entryHeaders)
+        for view in views { table.append(listing == .accounts ? view.accountCells : view.entryCells) }
+        Console.out(table.render())
+    }
+}

@@ -1,0 +1,78 @@
+import ArgumentParser
+import SecureTokenCache
+
+/// `cachetool status`: what the group is, where, what protects it, and what it holds.
+struct StatusCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Show where a group lives, what protects it and what it holds.",
+        discussion: """
+            Prints the store the group is in and why it was chosen, its protection at rest \
+            (keyring, passphrase, key file, memory only), its location, its generation (bumped \
+            by every write of any process), the number of entries of each kind, the accounts and \
+            client ids it holds, how many access tokens have expired, and its size on disk.
+
+            EXAMPLES
+              cachetool status
+              cachetool status --store file --dir /srv/tokens --key-file /etc/tokens.key --json
+            """
+    )
+
+    @Flag(help: "Print JSON with the same values.")
+    var json = false
+
+    @OptionGroup var global: GlobalOptions
+
+    func run() throws {
+        let group = try global.openExisting()
+        let statistics = try group.statistics()
+        let store = group.storeDescription
+        let size = store.kind == .file ? FileAccess.diskUsage(store.location) : nil
+        let total = statistics.countByKind.values.reduce(0, +)
+        let kinds = CredentialKind.allCases.sorted()
+
+        if json {
+            var counts = JSONObject()
+            for kind in kinds { counts[kind.rawValue] = .integer(statistics.countByKind[kind] ?? 0) }
+            let object: JSONObject = [
+                "group": .string(group.name),
+                "store": .string(store.kind.rawValue),
+                "reason": .string(store.reason),
+                "protection": .string(store.protection.rawValue),
+                "protectionDescription": .string(store.protection.description),
+                "location": .string(store.location),
+                "generation": .integer(statistics.generation),
+                "entries": .integer(total),
+                "entriesByKind": .object(counts),
+                "accounts": .integer(statistics.accounts),
+                "clients": .array(statistics.clients.map(JSONValue.string)),
+                "expiredAccessTokens": .integer(statistics.expiredAccessTokens),
+                "sizeOnDisk": size.map { .integer($0) } ?? .null,
+            ]
+            Console.out(JSONWriter.render(.object(object)))
+            return
+        }
+        let byKind = kinds.map { "\(statistics.countByKind[$0] ?? 0) \($0.rawValue)" }.joined(separator: ", ")
+        let lines: [(String, String)] = [
+            ("Group", group.name),
+            ("Store", "\(store.kind.rawValue) (\(store.reason))"),
+            ("Protection", "\(store.protection.rawValue): \(store.protection.description)"),
+            ("Location", store.location),
+            ("Generation", String(statistics.generation)),
+            ("Entries", "\(total) (\(byKind))"),
+            ("Accounts", String(statistics.accounts)),
+            ("Clients", statistics.clients.isEmpty ? "0" : "\(statistics.clients.count): \(statistics.clients.joined(separator: ", "))"),
+            ("Expired", "\(statistics.expiredAccessTokens) access tokens"),
+            ("Size on disk", size.map { "\($0) bytes" } ?? "-"),
+        ]
+        Console.out(KeyValueText.render(lines))
+    }
+}
+
+/// Aligned "Name  value" lines, as `status`, `show` and `doctor` print them.
+enum KeyValueText {
+    static func render(_ lines: [(String, String)], indent: String = "") -> String {
+        let width = lines.map(\.0.count).max() ?? 0
+        return lines.map { "\(indent)\($0.0):\(String(repeating: " ", count: width - $0.0.count + 2))\($0.1)\n" }.joined()
+    }
+}
