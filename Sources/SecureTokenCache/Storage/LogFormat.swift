@@ -1,0 +1,180 @@
+import CSodium
+
+/// The byte layout of a group's append-only log.
+///
+/// A log file is a 32-byte header (`"STCLOG01"` ‖ epoch u16 ‖ six zero bytes ‖ group id) followed
+/// by frames, each `length u32le ‖ type u8 ‖ body` (`length` counts type and body):
+/// - a **record frame** (type 1) holds one sealed record (see ``RecordSealer``);
+/// - a **commit frame** (type 2, 65 bytes in all) ends a transaction: `sequence u64 ‖ record count
+///   u32 ‖ previous commit's sequence u64 ‖ sealed marker`, whose associated data binds those
+///   three numbers and a BLAKE2b-256 of the transaction's record frames. So a transaction is all
+///   or nothing, transactions chain (none can be dropped from the middle), and sequence numbers
+///   only grow.
+enum LogFormat {
+    /// The log header's size.
+    static let headerByteCount = 32
+    /// The size of a commit frame.
+    static let commitFrameByteCount = 65
+    /// No frame is larger (a sanity bound when parsing).
+    static let maximumFrameByteCount = 64 << 20
+    static let recordFrame: UInt8 = 1
+    static let commitFrame: UInt8 = 2
+    private static let magic = Array("STCLOG01".utf8)
+    private static let commitContext: StaticString = "CMIT"
+
+    /// The header of a log file of `epoch` for the group `groupID`.
+    static func header(epoch: UInt16, groupID: [UInt8]) -> [UInt8] {
+        var out = magic
+        RecordSealer.appendLE(epoch, to: &out)
+        out += [UInt8](repeating: 0, count: 6)
+        out += groupID
+        return out
+    }
+
+    /// Appends a record frame holding `change` sealed with `sequence`.
+    static func appendRecordFrame(_ change: RecordChange, sequence: UInt64, sealer: RecordSealer, to output: inout [UInt8]) throws {
+        let start = output.count
+        output += [0, 0, 0, 0, recordFrame]
+        try sealer.seal(change, sequence: sequence, appendingTo: &output)
+        let length = UInt32(output.count - start - 4)
+        output.withUnsafeMutableBytes { $0.storeBytes(of: length.littleEndian, toByteOffset: start, as: UInt32.self) }
+    }
+
+    /// Appends the commit frame for the record frames in `output[recordsStart...]`.
+    static func appendCommitFrame(
+        sequence: UInt64, count: Int, previousCommit: UInt64, recordsStart: Int, sealer: RecordSealer, to output: inout [UInt8]
+    ) throws {
+        let digest = output.withUnsafeBytes { Sodium.checksum(UnsafeRawBufferPointer(rebasing: $0[recordsStart...])) }
+        var numbers: [UInt8] = []
+        RecordSealer.appendLE(sequence, to: &numbers)
+        RecordSealer.appendLE(UInt32(count), to: &numbers)
+        RecordSealer.appendLE(previousCommit, to: &numbers)
+        RecordSealer.appendLE(UInt32(commitFrameByteCount - 4), to: &output)
+        output.append(commitFrame)
+        output += numbers
+        try sealer.sealMarker(context: commitContext, associatedData: numbers + digest, appendingTo: &output)
+    }
+
+    /// The sequence number of the commit frame that ends right at `end` in `bytes`, or `nil`
+    /// when the bytes there are not shaped like a commit frame.
+    static func sequenceOfCommitFrame(endingAt end: Int, in bytes: UnsafeRawBufferPointer) -> UInt64? {
+        let start = end - commitFrameByteCount
+        guard start >= 0, end <= bytes.count,
+            UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: start, as: UInt32.self)) == UInt32(commitFrameByteCount - 4),
+            bytes[start + 4] == commitFrame
+        else { return nil }
+        return UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: start + 5, as: UInt64.self))
+    }
+
+    /// Whether `bytes` is the header of a log of `epoch` for the group `groupID`.
+    static func headerMatches(_ bytes: some Collection<UInt8>, epoch: UInt16, groupID: [UInt8]) -> Bool {
+        bytes.count >= headerByteCount && bytes.prefix(headerByteCount).elementsEqual(header(epoch: epoch, groupID: groupID))
+    }
+}
+
+/// One record frame found in a log.
+struct ScannedRecord: Sendable {
+    /// Where the frame starts in the log file.
+    var offset: UInt64
+    /// The frame's size, length field included.
+    var byteCount: Int
+    /// The opened record.
+    var opened: OpenedRecord
+}
+
+/// One complete, committed transaction found in a log.
+struct ScannedTransaction: Sendable {
+    /// Its record frames, in order.
+    var records: [ScannedRecord]
+    /// The offset just after its commit frame.
+    var end: UInt64
+    /// Its commit frame's sequence number (the largest of the transaction).
+    var commitSequence: UInt64
+}
+
+/// Reads frames out of a log, opening every record once and checking the commit chain.
+struct LogScanner {
+    /// The sealer of the group.
+    let sealer: RecordSealer
+    /// The largest sequence number seen so far.
+    var lastSequence: UInt64
+    /// The sequence number of the last commit frame seen (0 at the start of a log).
+    var lastCommit: UInt64
+
+    /// Scans `bytes`, which start at file offset `base`.
+    ///
+    /// In strict mode (committed data) the bytes must be exactly a run of complete, valid
+    /// transactions; anything else throws ``TokenCacheError/Code/storeCorrupted``. In lenient mode
+    /// (the uncommitted tail past the published length) scanning stops quietly at the first
+    /// incomplete or invalid frame, which is a torn append. Returns the complete transactions and
+    /// the offset after the last one.
+    mutating func scan(_ bytes: UnsafeRawBufferPointer, base: UInt64, lenient: Bool) throws -> [ScannedTransaction] {
+        var transactions: [ScannedTransaction] = []
+        var pending: [ScannedRecord] = []
+        var pendingStart = 0
+        var sequence = lastSequence
+        var offset = 0
+        func fail(_ message: String) -> TokenCacheError {
+            TokenCacheError(.storeCorrupted, "the group's log is damaged at byte \(base + UInt64(offset)): \(message)")
+        }
+        while offset < bytes.count {
+            guard bytes.count - offset >= 5 else {
+                if lenient { break }
+                throw fail("a frame is cut short")
+            }
+            let length = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
+            guard length >= 1, length <= LogFormat.maximumFrameByteCount, length <= bytes.count - offset - 4 else {
+                if lenient { break }
+                throw fail("a frame has an impossible length")
+            }
+            let body = UnsafeRawBufferPointer(rebasing: bytes[(offset + 5)..<(offset + 4 + length)])
+            switch bytes[offset + 4] {
+            case LogFormat.recordFrame:
+                let opened: OpenedRecord
+                do { opened = try sealer.open(body) } catch {
+                    if lenient { break }
+                    throw fail("a record does not open (\((error as? TokenCacheError)?.message ?? "\(error)"))")
+                }
+                guard opened.sequence > sequence else {
+                    if lenient { break }
+                    throw fail("a record is out of sequence (replayed or moved)")
+                }
+                if pending.isEmpty { pendingStart = offset }
+                sequence = opened.sequence
+                pending.append(ScannedRecord(offset: base + UInt64(offset), byteCount: length + 4, opened: opened))
+                offset += 4 + length
+                continue
+            case LogFormat.commitFrame where length == LogFormat.commitFrameByteCount - 4:
+                let commitSequence = UInt64(littleEndian: body.loadUnaligned(fromByteOffset: 0, as: UInt64.self))
+                let count = Int(UInt32(littleEndian: body.loadUnaligned(fromByteOffset: 8, as: UInt32.self)))
+                let previous = UInt64(littleEndian: body.loadUnaligned(fromByteOffset: 12, as: UInt64.self))
+                let digest = Sodium.checksum(UnsafeRawBufferPointer(rebasing: bytes[(pending.isEmpty ? offset : pendingStart)..<offset]))
+                let valid =
+                    commitSequence > sequence && count == pending.count && previous == lastCommit
+                    && sealer.openMarker(
+                        UnsafeRawBufferPointer(rebasing: body[20...]), context: "CMIT",
+                        associatedData: Array(body[0..<20]) + digest
+                    )
+                guard valid else {
+                    if lenient { break }
+                    throw fail("a commit marker does not verify (damaged, dropped or reordered transaction)")
+                }
+                offset += LogFormat.commitFrameByteCount
+                sequence = commitSequence
+                lastSequence = commitSequence
+                lastCommit = commitSequence
+                transactions.append(ScannedTransaction(records: pending, end: base + UInt64(offset), commitSequence: commitSequence))
+                pending = []
+                continue
+            default:
+                if lenient { break }
+                throw fail("a frame has an unknown type")
+            }
+            break  // lenient stop
+        }
+        if !lenient, !pending.isEmpty {
+            throw TokenCacheError(.storeCorrupted, "the group's log is damaged: its committed part ends inside a transaction")
+        }
+        return transactions
+    }
+}
