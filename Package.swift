@@ -50,9 +50,15 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // Spawned by the multi-process FileStore tests (a real second process per writer/reader).
+        .executableTarget(
+            name: "stc-testhelper",
+            dependencies: ["SecureTokenCache"],
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "SecureTokenCacheTests",
-            dependencies: ["SecureTokenCache"],
+            dependencies: ["SecureTokenCache", "stc-testhelper"],
             resources: [.copy("Fixtures")],
             swiftSettings: strictSettings
         ),

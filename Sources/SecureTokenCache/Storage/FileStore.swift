@@ -125,6 +125,24 @@ final class FileStore: CacheStore {
         )
     }
 
+    /// A stream with one element after each burst of commits to the group by any process
+    /// (this one included), from inotify on the group directory. Compare
+    /// ``currentGeneration()`` with your snapshot to see whether to catch up. The stream ends
+    /// when the caller stops iterating and drops it.
+    func changes() throws -> AsyncStream<Void> {
+        let watcher = try GroupChangeWatcher(directory: directory.path)
+        return AsyncStream { continuation in
+            let task = Task {
+                for await _ in watcher.changes { continuation.yield(()) }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in
+                task.cancel()
+                _ = watcher  // keeps the watcher (and its thread) alive as long as the stream
+            }
+        }
+    }
+
     // MARK: Reading
 
     func currentGeneration() -> UInt64 { state.loadGeneration() }
@@ -151,10 +169,15 @@ final class FileStore: CacheStore {
     }
 
     /// The published commit word and an open log of its epoch. Retries while a compaction is
-    /// being published (the renamed file appears before the new epoch does).
-    private func currentLog() throws -> (CommitWord, LogHandle) {
-        for attempt in 0..<50 {
+    /// being published (the renamed file appears just before its epoch does), and finishes the
+    /// publication of a compaction whose writer died between its rename and publishing.
+    private func currentLog(holdingLock: Bool = false) throws -> (CommitWord, LogHandle) {
+        var previous: CommitWord? = nil
+        var stable = 0
+        for attempt in 0..<400 {
             let word = try guarded("state") { try state.loadCommitWord() }
+            stable = word == previous ? stable + 1 : 0
+            previous = word
             if let handle = readerLog.withLock({ $0 }), handle.epoch == word.epoch {
                 try checkLength(handle, word)
                 return (word, handle)
@@ -165,9 +188,45 @@ final class FileStore: CacheStore {
                 try checkLength(handle, word)
                 return (word, handle)
             }
-            if attempt > 10 { usleep(1000) } else { sched_yield() }
+            if handle.epoch == word.epoch &+ 1 {
+                if holdingLock { return try adoptCompactedLog(handle) }
+                if attempt >= 5, let repaired = try writer.withLockIfAvailable({ _ in try repairCompaction(word, handle) }), let repaired {
+                    return repaired
+                }
+            } else if stable >= 5 {
+                throw fail(TokenCacheError(.storeCorrupted, "the group's log does not belong to its published state (epoch mismatch)"), "log")
+            }
+            if attempt < 5 { sched_yield() } else { usleep(1000) }
         }
-        throw fail(TokenCacheError(.storeCorrupted, "the group's log does not belong to its published state (epoch mismatch)"), "log")
+        throw TokenCacheError(.ioFailure, "the group's log is being replaced by another process for too long; retry")
+    }
+
+    /// Takes the group lock if it is free and, if the state still names the old log, publishes
+    /// the compacted one. `nil` when someone else holds the lock (they will do it).
+    private func repairCompaction(_ word: CommitWord, _ handle: LogHandle) throws -> (CommitWord, LogHandle)? {
+        guard lock.tryAcquire() else { return nil }
+        defer { lock.release() }
+        guard try state.loadCommitWord() == word else { return nil }
+        return try adoptCompactedLog(handle)
+    }
+
+    /// Publishes a compacted log left unpublished by a writer that died after renaming it into
+    /// place (it was synced before the rename, so it is complete). Lock holder only.
+    private func adoptCompactedLog(_ handle: LogHandle) throws -> (CommitWord, LogHandle) {
+        let bytes = try SystemCall.readAll(handle.fd, "reading the group log")
+        var scanner = LogScanner(sealer: sealer, lastSequence: 0, lastCommit: 0)
+        let transactions = try bytes.withUnsafeBytes {
+            try scanner.scan(UnsafeRawBufferPointer(rebasing: $0[LogFormat.headerByteCount...]), base: UInt64(LogFormat.headerByteCount), lenient: true)
+        }
+        guard let end = transactions.last?.end else {
+            throw fail(TokenCacheError(.storeCorrupted, "the group's log was replaced by one without a complete transaction"), "log")
+        }
+        if UInt64(bytes.count) > end { try SystemCall.ftruncate(handle.fd, end, "cutting a torn append off the group log") }
+        let word = CommitWord(epoch: handle.epoch, length: end)
+        state.publish(word, durable: true)
+        _ = state.bumpGeneration()
+        readerLog.withLock { $0 = handle }
+        return (word, handle)
     }
 
     private func checkLength(_ handle: LogHandle, _ word: CommitWord) throws {
@@ -252,7 +311,7 @@ final class FileStore: CacheStore {
         return try writer.withLock { writer in
             try lock.acquire(timeout: lockTimeout)
             defer { lock.release() }
-            let (word, handle) = try currentLog()
+            let (word, handle) = try currentLog(holdingLock: true)
             let headerEnd = UInt64(LogFormat.headerByteCount)
             if writer.handle?.epoch != handle.epoch || writer.position > word.length {
                 writer = WriterState(handle: handle, position: headerEnd)

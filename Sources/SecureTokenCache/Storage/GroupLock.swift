@@ -49,6 +49,11 @@ final class GroupLock: @unchecked Sendable {
         _ = Glibc.ftruncate(fd, off_t(pid.count))
     }
 
+    /// Takes the lock only if it is free right now (for repairs a reader may do on the side).
+    func tryAcquire() -> Bool {
+        flock(fd, LOCK_EX | LOCK_NB) == 0
+    }
+
     /// Releases the lock.
     func release() {
         flock(fd, LOCK_UN)
