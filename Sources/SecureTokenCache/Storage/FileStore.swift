@@ -116,13 +116,15 @@ final class FileStore: CacheStore {
         } catch let error as TokenCacheError where error.code == .storeCorrupted {
             throw Self.quarantined(error, file: "state", in: directory)
         }
-        lock = try GroupLock(path: directory.file("lock"))
+        lock = try GroupLock(fd: directory.openFile("lock", O_RDWR | O_CREAT, "opening the group's lock file"))
         storeDescription = StoreDescription(
             kind: .file,
             location: directory.path,
             protection: header.keySource.protectionLevel,
             reason: "a file store was requested"
         )
+        // Check the log now (ownership, mode, header), so a bad group fails at open, not later.
+        _ = try currentLog()
     }
 
     /// A stream with one element after each burst of commits to the group by any process

@@ -9,12 +9,10 @@ import Glibc
 /// description, so two instances in one process exclude each other like two processes do.
 final class GroupLock: @unchecked Sendable {
     private let fd: Int32
-    private let path: String
 
-    /// Opens (creating if needed, `0600`) the lock file at `path`.
-    init(path: String) throws {
-        self.path = path
-        fd = try SystemCall.open(path, O_RDWR | O_CREAT | O_NOFOLLOW, 0o600, "opening the group's lock file")
+    /// Takes ownership of `fd`, the open lock file.
+    init(fd: Int32) {
+        self.fd = fd
     }
 
     deinit {

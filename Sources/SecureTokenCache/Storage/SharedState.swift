@@ -3,15 +3,15 @@ import Glibc
 
 /// A group's small shared state file, mapped `MAP_SHARED` by every process that opens the group.
 ///
-/// Layout (4096 bytes): `"STCSTATE"` ‖ generation u64 (bumped by every commit) ‖ commit word u64
-/// (see ``CommitWord``) ‖ zeros. Both words are read and written with atomics, so a reader's
+/// Layout (32 bytes; the mapping covers one page, the rest of which reads as zeros): `"STCSTATE"` ‖
+/// generation u64 (bumped by every commit) ‖ commit word u64 (see ``CommitWord``) ‖ 8 zero bytes. Both words are read and written with atomics, so a reader's
 /// freshness check is one atomic load and never waits for a writer; only the lock holder stores.
 ///
 /// The file must not be truncated while mapped (that would raise SIGBUS); the store never does,
 /// and a file of the wrong size is refused before it is mapped.
 final class SharedState: @unchecked Sendable {
     /// The file's size.
-    static let byteCount = 4096
+    static let byteCount = 32
     static let magic = Array("STCSTATE".utf8)
 
     private let base: UnsafeMutableRawPointer
