@@ -5,6 +5,7 @@
 //   stc-testhelper write <root> <group> <prefix> <count>   one transaction per record, "ack <i>"
 //   stc-testhelper churn <root> <group>                      transactions n+1, n+2, ... forever
 //   stc-testhelper fill <root> <group> <fsize-limit>         writes under RLIMIT_FSIZE until full
+//   stc-testhelper bench <root> <group> <records>            rough timings of open, write, catch-up
 
 import Glibc
 
@@ -23,6 +24,8 @@ enum TestHelper {
                 try write(root: root, group: group, prefix: arguments[4], count: Int(arguments[5])!)
             case "churn":
                 try churn(root: root, group: group)
+            case "bench" where arguments.count == 5:
+                try bench(root: root, group: group, count: Int(arguments[4])!)
             case "fill" where arguments.count == 5:
                 try fill(root: root, group: group, limit: UInt64(arguments[4])!)
             default:
@@ -117,6 +120,50 @@ enum TestHelper {
             say("ack \(index)")
         }
         fail("the file-size limit was never reached")
+    }
+
+    /// Rough timings at `count` records of ~2 KiB: open+load, one-record write, a second
+    /// instance catching up after that write, and the freshness check.
+    static func bench(root: String, group: String, count: Int) throws {
+        let payload = [UInt8](repeating: 0x41, count: 2048)
+        let store = try open(root, group)
+        var cursor = StoreCursor.start
+        for batch in stride(from: 0, to: count, by: 1000) {
+            cursor = try store.transact(since: cursor) { _ in
+                (batch..<min(count, batch + 1000)).map {
+                    .put(Record(id: RecordID(kind: .accessToken, name: "uid.utid-login.windows.net-accesstoken-client-\($0)"), payload: payload))
+                }
+            }
+        }
+        func now() -> Double {
+            var t = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &t)
+            return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
+        }
+        var start = now()
+        let reader = try open(root, group)
+        var (records, readerCursor) = try reader.load()
+        say("open+load \(records.count) records: \(Int((now() - start) * 1000)) ms")
+        let writes = 50
+        var writeTime = 0.0
+        var catchUpTime = 0.0
+        for index in 0..<writes {
+            start = now()
+            cursor = try store.transact(since: cursor) { _ in
+                [.put(Record(id: RecordID(kind: .accessToken, name: "extra-\(index % 5)"), payload: payload))]
+            }
+            writeTime += now() - start
+            start = now()
+            let update = try reader.update(since: readerCursor)
+            catchUpTime += now() - start
+            readerCursor = update.cursor
+        }
+        say("write 1 record: \(Int(writeTime / Double(writes) * 1e6)) us; catch up 1 record: \(Int(catchUpTime / Double(writes) * 1e6)) us")
+        start = now()
+        var sum: UInt64 = 0
+        for _ in 0..<1_000_000 { sum &+= reader.currentGeneration() }
+        say("freshness check: \(Int((now() - start) * 1000)) ns (\(sum % 2))")
+        records = []
     }
 
     static func say(_ line: String) {

@@ -153,7 +153,15 @@ final class FileStore: CacheStore {
         try checkHealthy()
         let generation = state.loadGeneration()
         let (word, handle) = try currentLog()
-        let records = try loadAll(handle, length: word.length).records
+        let (records, transactions) = try loadAll(handle, length: word.length)
+        // Hand what was just read to the writer side (unless a write is running), so the first
+        // write after opening does not scan the log again.
+        _ = writer.withLockIfAvailable { writer in
+            guard writer.handle?.epoch != handle.epoch || writer.position < word.length else { return }
+            var seeded = WriterState(handle: handle, position: UInt64(LogFormat.headerByteCount))
+            apply(transactions, to: &seeded)
+            writer = seeded
+        }
         return (records, StoreCursor(generation: generation, epoch: UInt64(word.epoch), position: word.length))
     }
 
@@ -166,8 +174,11 @@ final class FileStore: CacheStore {
             return .reload(try loadAll(handle, length: word.length).records, now)
         }
         if cursor.position == word.length { return .unchanged(now) }
-        let changes = try tail(handle, from: cursor.position, to: word.length).flatMap { $0.records.map(\.opened.change) }
-        return .changes(changes, now)
+        guard let transactions = try tail(handle, from: cursor.position, to: word.length) else {
+            // Not a transaction boundary of this log: a cursor from elsewhere. Start over.
+            return .reload(try loadAll(handle, length: word.length).records, now)
+        }
+        return .changes(transactions.flatMap { $0.records.map(\.opened.change) }, now)
     }
 
     /// The published commit word and an open log of its epoch. Retries while a compaction is
@@ -283,8 +294,9 @@ final class FileStore: CacheStore {
     }
 
     /// The committed transactions in `[start, end)`; `start` is the end of a commit frame (or of
-    /// the log header), whose sequence number continues the chain.
-    private func tail(_ handle: LogHandle, from start: UInt64, to end: UInt64) throws -> [ScannedTransaction] {
+    /// the log header), whose sequence number continues the chain. `nil` if `start` is not the end
+    /// of a commit frame.
+    private func tail(_ handle: LogHandle, from start: UInt64, to end: UInt64) throws -> [ScannedTransaction]? {
         let headerEnd = UInt64(LogFormat.headerByteCount)
         let readStart = start == headerEnd ? start : start - UInt64(LogFormat.commitFrameByteCount)
         let bytes = try SystemCall.pread(handle.fd, count: Int(end - readStart), at: readStart, "reading the group log")
@@ -296,7 +308,7 @@ final class FileStore: CacheStore {
                 var scanner = LogScanner(sealer: sealer, lastSequence: 0, lastCommit: 0)
                 if start != headerEnd {
                     guard let previous = LogFormat.sequenceOfCommitFrame(endingAt: LogFormat.commitFrameByteCount, in: bytes) else {
-                        throw TokenCacheError(.storeCorrupted, "the group's log is damaged: no commit frame where a transaction ended")
+                        return nil
                     }
                     scanner = LogScanner(sealer: sealer, lastSequence: previous, lastCommit: previous)
                 }
@@ -322,7 +334,10 @@ final class FileStore: CacheStore {
             let scannedFrom = writer.position
             var caughtUp: [ScannedTransaction] = []
             if writer.position < word.length {
-                caughtUp = try tail(handle, from: writer.position, to: word.length)
+                guard let transactions = try tail(handle, from: writer.position, to: word.length) else {
+                    throw fail(TokenCacheError(.storeCorrupted, "the group's log changed under a committed transaction"), "log")
+                }
+                caughtUp = transactions
                 apply(caughtUp, to: &writer)
                 writer.position = word.length
             }
@@ -334,9 +349,13 @@ final class FileStore: CacheStore {
             if cursor.epoch == epoch, cursor.position == scannedFrom {
                 update = caughtUp.isEmpty ? .unchanged(before) : .changes(caughtUp.flatMap { $0.records.map(\.opened.change) }, before)
             } else if cursor.epoch == epoch, cursor.position >= headerEnd, cursor.position <= committed {
-                update =
-                    cursor.position == committed
-                    ? .unchanged(before) : .changes(try tail(handle, from: cursor.position, to: committed).flatMap { $0.records.map(\.opened.change) }, before)
+                if cursor.position == committed {
+                    update = .unchanged(before)
+                } else if let transactions = try tail(handle, from: cursor.position, to: committed) {
+                    update = .changes(transactions.flatMap { $0.records.map(\.opened.change) }, before)
+                } else {
+                    update = .reload(try loadAll(handle, length: committed).records, before)
+                }
             } else {
                 update = .reload(try loadAll(handle, length: committed).records, before)
             }
