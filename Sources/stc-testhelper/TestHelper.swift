@@ -75,7 +75,8 @@ enum TestHelper {
             let committed = try store.transact(since: cursor) { txn in
                 var counter = 0
                 if case .reload(let records, _) = txn.update {
-                    counter = records.first { $0.id.name == "counter" }.map { Int(String(decoding: $0.payload, as: UTF8.self))! } ?? 0
+                    counter =
+                        records.first { $0.id.name == "counter" }.map { Int(String(decoding: $0.payload, as: UTF8.self))! } ?? 0
                 } else if case .changes(let changes, _) = txn.update {
                     counter = next - 1
                     for case .put(let record) in changes where record.id.name == "counter" {
@@ -109,7 +110,12 @@ enum TestHelper {
             let name = "fill-\(index)"
             do {
                 cursor = try store.transact(since: cursor) { _ in
-                    [.put(Record(id: RecordID(kind: .accessToken, name: name), payload: [UInt8](repeating: UInt8(index % 251), count: 4096)))]
+                    [
+                        .put(
+                            Record(
+                                id: RecordID(kind: .accessToken, name: name),
+                                payload: [UInt8](repeating: UInt8(index % 251), count: 4096)))
+                    ]
                 }
             } catch let error as TokenCacheError where error.code == .diskFull {
                 say("diskfull \(error.message)")
@@ -131,7 +137,10 @@ enum TestHelper {
         for batch in stride(from: 0, to: count, by: 1000) {
             cursor = try store.transact(since: cursor) { _ in
                 (batch..<min(count, batch + 1000)).map {
-                    .put(Record(id: RecordID(kind: .accessToken, name: "uid.utid-login.windows.net-accesstoken-client-\($0)"), payload: payload))
+                    .put(
+                        Record(
+                            id: RecordID(kind: .accessToken, name: "uid.utid-login.windows.net-accesstoken-client-\($0)"),
+                            payload: payload))
                 }
             }
         }
@@ -158,7 +167,9 @@ enum TestHelper {
             catchUpTime += now() - start
             readerCursor = update.cursor
         }
-        say("write 1 record: \(Int(writeTime / Double(writes) * 1e6)) us; catch up 1 record: \(Int(catchUpTime / Double(writes) * 1e6)) us")
+        say(
+            "write 1 record: \(Int(writeTime / Double(writes) * 1e6)) us; catch up 1 record: \(Int(catchUpTime / Double(writes) * 1e6)) us"
+        )
         start = now()
         var sum: UInt64 = 0
         for _ in 0..<1_000_000 { sum &+= reader.currentGeneration() }

@@ -57,7 +57,8 @@ import Testing
                     var damaged = original
                     damaged[index] ^= pattern
                     writeBytes(damaged, to: tmp.path + "/small/" + file)
-                    let before = (try? FileManager.default.contentsOfDirectory(atPath: tmp.path + "/small/quarantine"))?.count ?? 0
+                    let before =
+                        (try? FileManager.default.contentsOfDirectory(atPath: tmp.path + "/small/quarantine"))?.count ?? 0
                     Self.checkOutcome(tmp.path, expected: expected, fault: "\(file) byte \(index) ^ \(pattern)")
                     let after = (try? FileManager.default.contentsOfDirectory(atPath: tmp.path + "/small/quarantine"))?.count ?? 0
                     if after > before { errors += 1 } else { intact += 1 }
@@ -127,7 +128,9 @@ import Testing
         #expect(error?.code == .wrongKey)
         #expect(!FileManager.default.fileExists(atPath: tmp.path + "/small/quarantine"))
         let keyFile = try KeyFileKeyProvider(path: tmp.path + "/key")
-        let mismatch = #expect(throws: TokenCacheError.self) { try FileStore(group: "small", keyProvider: keyFile, root: tmp.path) }
+        let mismatch = #expect(throws: TokenCacheError.self) {
+            try FileStore(group: "small", keyProvider: keyFile, root: tmp.path)
+        }
         #expect(mismatch?.code == .wrongKey)
     }
 
@@ -192,7 +195,9 @@ import Testing
             #expect(throws: TokenCacheError.self) { try FileStore(group: "small", keyProvider: testPassphrase(), root: tmp.path) }
         }
         symlink(group, tmp.path + "/link")
-        let link = #expect(throws: TokenCacheError.self) { try FileStore(group: "link", keyProvider: testPassphrase(), root: tmp.path) }
+        let link = #expect(throws: TokenCacheError.self) {
+            try FileStore(group: "link", keyProvider: testPassphrase(), root: tmp.path)
+        }
         #expect(link?.code == .insecurePermissions)
 
         for mode: mode_t in [0o770, 0o702, 0o777] {
@@ -216,7 +221,9 @@ import Testing
 
         // A directory that is not a group is never read as an empty one.
         mkdir(tmp.path + "/empty", 0o700)
-        let empty = #expect(throws: TokenCacheError.self) { try FileStore(group: "empty", keyProvider: testPassphrase(), root: tmp.path) }
+        let empty = #expect(throws: TokenCacheError.self) {
+            try FileStore(group: "empty", keyProvider: testPassphrase(), root: tmp.path)
+        }
         #expect(empty?.code == .storeCorrupted)
     }
 
@@ -253,9 +260,15 @@ import Testing
         for round in 0..<6 {
             cursor = try store.transact(since: cursor) { _ in
                 [
-                    put("\(home)-login.microsoftonline.com-accesstoken-\(client)-\(tenant)-user.read", #"{"secret":"\#(secret)\#(round)","username":"\#(user)"}"#),
-                    put("\(home)-login.microsoftonline.com-refreshtoken-\(client)--", #"{"secret":"\#(refresh)"}"#, kind: .refreshToken),
-                    put("\(home)-login.microsoftonline.com-\(tenant)", #"{"username":"\#(user)","realm":"\#(tenant)"}"#, kind: .account),
+                    put(
+                        "\(home)-login.microsoftonline.com-accesstoken-\(client)-\(tenant)-user.read",
+                        #"{"secret":"\#(secret)\#(round)","username":"\#(user)"}"#),
+                    put(
+                        "\(home)-login.microsoftonline.com-refreshtoken-\(client)--", #"{"secret":"\#(refresh)"}"#,
+                        kind: .refreshToken),
+                    put(
+                        "\(home)-login.microsoftonline.com-\(tenant)", #"{"username":"\#(user)","realm":"\#(tenant)"}"#,
+                        kind: .account),
                 ]
             }
         }
@@ -267,7 +280,10 @@ import Testing
         _ = try? FileStore(group: "scan", keyProvider: testPassphrase(), root: tmp.path).load()
         let files = allFiles(under: tmp.path + "/scan")
         #expect(files.contains { $0.contains("/quarantine/") })
-        let needles = [user, "alice", "contoso", tenant, client, uid, secret, "SECRET", refresh, "REFRESH", "accesstoken", "login.microsoftonline"]
+        let needles = [
+            user, "alice", "contoso", tenant, client, uid, secret, "SECRET", refresh, "REFRESH", "accesstoken",
+            "login.microsoftonline",
+        ]
         for file in files {
             let bytes = readBytes(file)
             for needle in needles {

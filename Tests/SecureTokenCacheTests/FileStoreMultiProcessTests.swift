@@ -13,7 +13,8 @@ let testHelperPath: String? = {
     }
     candidates.append(Bundle.main.bundlePath)
     // <package>/Tests/SecureTokenCacheTests/this file → <package>/.build/debug
-    let package = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    let package = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
     candidates.append(package.appendingPathComponent(".build/debug").path)
     for directory in candidates {
         for path in [directory + "/stc-testhelper", (directory as NSString).deletingLastPathComponent + "/stc-testhelper"]
@@ -87,7 +88,8 @@ final class Helper: @unchecked Sendable {
             #expect(lines.filter { $0.hasPrefix("ack ") }.count == 250, "writer \(index)")
             #expect(lines.last?.hasPrefix("verified") == true, "writer \(index): \(lines.last ?? "")")
         }
-        let expected = Dictionary(uniqueKeysWithValues: (0..<4).flatMap { p in (0..<250).map { ("1:p\(p)-\($0)", "p\(p)-\($0)") } })
+        let expected = Dictionary(
+            uniqueKeysWithValues: (0..<4).flatMap { p in (0..<250).map { ("1:p\(p)-\($0)", "p\(p)-\($0)") } })
         #expect(snapshot == expected)
         #expect(contents(try reader.load().0) == expected)
         let fresh = try FileStore(group: "shared", keyProvider: helperPassphrase, root: tmp.path)
@@ -139,8 +141,10 @@ final class Helper: @unchecked Sendable {
             // a writer killed after its append reached the page cache (typically inside fsync) but
             // before it published leaves a complete transaction that the next writer adopts.
             let fresh = try FileStore(group: "churn", keyProvider: helperPassphrase, root: tmp.path)
-            let n = try #require(Self.churnCount(contents(try fresh.load().0)), "round \(round): group is not a whole-transaction state")
-            #expect(n >= max(acked, acknowledged), "round \(round): holds \(n), acknowledged \(acked), seen before \(acknowledged)")
+            let n = try #require(
+                Self.churnCount(contents(try fresh.load().0)), "round \(round): group is not a whole-transaction state")
+            #expect(
+                n >= max(acked, acknowledged), "round \(round): holds \(n), acknowledged \(acked), seen before \(acknowledged)")
             acknowledged = n
         }
         #expect(acknowledged > 100, "the writer got some work done")

@@ -172,7 +172,9 @@ import Testing
 
     @Test(arguments: ["", ".hidden", "a/b", "..", "tab\tname"])
     func badGroupNamesAreRefused(_ name: String) {
-        let error = #expect(throws: TokenCacheError.self) { try FileStore(group: name, keyProvider: testPassphrase(), root: "/tmp") }
+        let error = #expect(throws: TokenCacheError.self) {
+            try FileStore(group: name, keyProvider: testPassphrase(), root: "/tmp")
+        }
         #expect(error?.code == .invalidArgument)
     }
 }

@@ -142,7 +142,8 @@ final class RecordSealer: Sendable {
         let sequence = UInt64(littleEndian: sealed.loadUnaligned(fromByteOffset: 2 + NameTag.byteCount, as: UInt64.self))
         let associatedData = self.associatedData(sealed[..<Self.prefixByteCount])
         let box = UnsafeRawBufferPointer(rebasing: sealed[Self.prefixByteCount...])
-        guard let plaintext = associatedData.withUnsafeBytes({ XChaCha20Poly1305.open(box, using: key, authenticating: $0) }) else {
+        guard let plaintext = associatedData.withUnsafeBytes({ XChaCha20Poly1305.open(box, using: key, authenticating: $0) })
+        else {
             throw Self.damaged("a sealed record failed to authenticate (damaged, tampered with, or sealed with another key)")
         }
         guard plaintext.count >= 4 else { throw Self.damaged("a sealed record's contents are malformed") }
@@ -167,7 +168,8 @@ final class RecordSealer: Sendable {
     func sealMarker(context: StaticString, associatedData: [UInt8], appendingTo output: inout [UInt8]) throws {
         let ad = markerAssociatedData(context: context, associatedData)
         try ad.withUnsafeBytes { ad in
-            try XChaCha20Poly1305.seal(UnsafeRawBufferPointer(start: nil, count: 0), using: key, authenticating: ad, appendingTo: &output)
+            try XChaCha20Poly1305.seal(
+                UnsafeRawBufferPointer(start: nil, count: 0), using: key, authenticating: ad, appendingTo: &output)
         }
     }
 

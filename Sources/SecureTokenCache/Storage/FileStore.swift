@@ -90,7 +90,8 @@ final class FileStore: CacheStore {
         do {
             headerFD = try directory.openFile("header", O_RDONLY, "opening the group header")
         } catch let error as TokenCacheError where error.underlying == .posix(call: "open", errno: ENOENT) {
-            throw TokenCacheError(.storeCorrupted, "the group directory \(directory.path) has no header; it is not a usable group")
+            throw TokenCacheError(
+                .storeCorrupted, "the group directory \(directory.path) has no header; it is not a usable group")
         }
         defer { close(headerFD) }
         let header: GroupHeader
@@ -99,10 +100,12 @@ final class FileStore: CacheStore {
         } catch let error as TokenCacheError where error.code == .storeCorrupted {
             throw Self.quarantined(error, file: "header", in: directory)
         }
-        let sealer = try created ?? RecordSealer(
-            groupKey: keyProvider.key(for: header.keySource, groupID: header.groupID, groupName: name),
-            groupName: name
-        )
+        let sealer =
+            try created
+            ?? RecordSealer(
+                groupKey: keyProvider.key(for: header.keySource, groupID: header.groupID, groupName: name),
+                groupName: name
+            )
         guard header.keyMatches(sealer) else {
             throw TokenCacheError(
                 .wrongKey,
@@ -203,11 +206,15 @@ final class FileStore: CacheStore {
             }
             if handle.epoch == word.epoch &+ 1 {
                 if holdingLock { return try adoptCompactedLog(handle) }
-                if attempt >= 5, let repaired = try writer.withLockIfAvailable({ _ in try repairCompaction(word, handle) }), let repaired {
+                if attempt >= 5, let repaired = try writer.withLockIfAvailable({ _ in try repairCompaction(word, handle) }),
+                    let repaired
+                {
                     return repaired
                 }
             } else if stable >= 5 {
-                throw fail(TokenCacheError(.storeCorrupted, "the group's log does not belong to its published state (epoch mismatch)"), "log")
+                throw fail(
+                    TokenCacheError(.storeCorrupted, "the group's log does not belong to its published state (epoch mismatch)"),
+                    "log")
             }
             if attempt < 5 { sched_yield() } else { usleep(1000) }
         }
@@ -229,10 +236,13 @@ final class FileStore: CacheStore {
         let bytes = try SystemCall.readAll(handle.fd, "reading the group log")
         var scanner = LogScanner(sealer: sealer, lastSequence: 0, lastCommit: 0)
         let transactions = try bytes.withUnsafeBytes {
-            try scanner.scan(UnsafeRawBufferPointer(rebasing: $0[LogFormat.headerByteCount...]), base: UInt64(LogFormat.headerByteCount), lenient: true)
+            try scanner.scan(
+                UnsafeRawBufferPointer(rebasing: $0[LogFormat.headerByteCount...]), base: UInt64(LogFormat.headerByteCount),
+                lenient: true)
         }
         guard let end = transactions.last?.end else {
-            throw fail(TokenCacheError(.storeCorrupted, "the group's log was replaced by one without a complete transaction"), "log")
+            throw fail(
+                TokenCacheError(.storeCorrupted, "the group's log was replaced by one without a complete transaction"), "log")
         }
         if UInt64(bytes.count) > end { try SystemCall.ftruncate(handle.fd, end, "cutting a torn append off the group log") }
         let word = CommitWord(epoch: handle.epoch, length: end)
@@ -246,7 +256,9 @@ final class FileStore: CacheStore {
         let info = try SystemCall.fstat(handle.fd, "checking the group log")
         guard UInt64(info.st_size) >= word.length else {
             throw fail(
-                TokenCacheError(.storeCorrupted, "the group's log is shorter (\(info.st_size) bytes) than its committed length (\(word.length))"),
+                TokenCacheError(
+                    .storeCorrupted,
+                    "the group's log is shorter (\(info.st_size) bytes) than its committed length (\(word.length))"),
                 "log"
             )
         }
@@ -278,7 +290,9 @@ final class FileStore: CacheStore {
         var scanner = LogScanner(sealer: sealer, lastSequence: 0, lastCommit: 0)
         let transactions = try guarded("log") {
             try bytes.withUnsafeBytes {
-                try scanner.scan(UnsafeRawBufferPointer(rebasing: $0[LogFormat.headerByteCount...]), base: UInt64(LogFormat.headerByteCount), lenient: false)
+                try scanner.scan(
+                    UnsafeRawBufferPointer(rebasing: $0[LogFormat.headerByteCount...]), base: UInt64(LogFormat.headerByteCount),
+                    lenient: false)
             }
         }
         var records: [RecordID: Record] = [:]
@@ -307,7 +321,8 @@ final class FileStore: CacheStore {
             try bytes.withUnsafeBytes { bytes in
                 var scanner = LogScanner(sealer: sealer, lastSequence: 0, lastCommit: 0)
                 if start != headerEnd {
-                    guard let previous = LogFormat.sequenceOfCommitFrame(endingAt: LogFormat.commitFrameByteCount, in: bytes) else {
+                    guard let previous = LogFormat.sequenceOfCommitFrame(endingAt: LogFormat.commitFrameByteCount, in: bytes)
+                    else {
                         return nil
                     }
                     scanner = LogScanner(sealer: sealer, lastSequence: previous, lastCommit: previous)
@@ -347,7 +362,8 @@ final class FileStore: CacheStore {
             let before = StoreCursor(generation: state.loadGeneration(), epoch: epoch, position: committed)
             let update: StoreUpdate
             if cursor.epoch == epoch, cursor.position == scannedFrom {
-                update = caughtUp.isEmpty ? .unchanged(before) : .changes(caughtUp.flatMap { $0.records.map(\.opened.change) }, before)
+                update =
+                    caughtUp.isEmpty ? .unchanged(before) : .changes(caughtUp.flatMap { $0.records.map(\.opened.change) }, before)
             } else if cursor.epoch == epoch, cursor.position >= headerEnd, cursor.position <= committed {
                 if cursor.position == committed {
                     update = .unchanged(before)
@@ -380,7 +396,8 @@ final class FileStore: CacheStore {
     private func recoverTail(_ handle: LogHandle, _ writer: inout WriterState) throws -> [ScannedTransaction] {
         let size = UInt64(try SystemCall.fstat(handle.fd, "checking the group log").st_size)
         guard size > writer.position else { return [] }
-        let bytes = try SystemCall.pread(handle.fd, count: Int(size - writer.position), at: writer.position, "reading the group log")
+        let bytes = try SystemCall.pread(
+            handle.fd, count: Int(size - writer.position), at: writer.position, "reading the group log")
         var scanner = LogScanner(sealer: sealer, lastSequence: writer.lastSequence, lastCommit: writer.lastCommit)
         let adopted = (try? bytes.withUnsafeBytes { try scanner.scan($0, base: writer.position, lenient: true) }) ?? []
         if let last = adopted.last {
@@ -428,11 +445,13 @@ final class FileStore: CacheStore {
             sequence += 1
             let start = buffer.count
             try LogFormat.appendRecordFrame(change, sequence: sequence, sealer: sealer, to: &buffer)
-            frames.append((change, LiveFrame(offset: writer.position + UInt64(start), byteCount: buffer.count - start, sequence: sequence)))
+            frames.append(
+                (change, LiveFrame(offset: writer.position + UInt64(start), byteCount: buffer.count - start, sequence: sequence)))
         }
         sequence += 1
         try LogFormat.appendCommitFrame(
-            sequence: sequence, count: changes.count, previousCommit: writer.lastCommit, recordsStart: 0, sealer: sealer, to: &buffer)
+            sequence: sequence, count: changes.count, previousCommit: writer.lastCommit, recordsStart: 0, sealer: sealer,
+            to: &buffer)
         guard writer.position + UInt64(buffer.count) <= CommitWord.maximumLength else {
             throw TokenCacheError(.diskFull, "the group's log would exceed 1 TiB")
         }
@@ -468,7 +487,8 @@ final class FileStore: CacheStore {
         }
         let sequence = writer.lastSequence + 1
         try LogFormat.appendCommitFrame(
-            sequence: sequence, count: live.count, previousCommit: 0, recordsStart: LogFormat.headerByteCount, sealer: sealer, to: &output)
+            sequence: sequence, count: live.count, previousCommit: 0, recordsStart: LogFormat.headerByteCount, sealer: sealer,
+            to: &output)
         let temporary = directory.file("log.compact")
         unlink(temporary)  // a leftover of a compaction that crashed; we hold the lock
         do {
@@ -487,7 +507,8 @@ final class FileStore: CacheStore {
         // The rename is visible from here on: the new epoch must be published whatever happens.
         try? SystemCall.fsyncDirectory(directory.path)
         writer = WriterState(
-            handle: handle, position: UInt64(output.count), lastSequence: sequence, lastCommit: sequence, live: live, deadCount: 0)
+            handle: handle, position: UInt64(output.count), lastSequence: sequence, lastCommit: sequence, live: live, deadCount: 0
+        )
     }
 
     // MARK: Failure
@@ -519,7 +540,8 @@ final class FileStore: CacheStore {
     private static func quarantined(_ error: TokenCacheError, file: String, in directory: GroupDirectory) -> TokenCacheError {
         var error = error
         if let copy = directory.quarantine(file) {
-            error.message += ". A copy of the damaged file was saved as \(copy); the group cannot be used until it is repaired or removed"
+            error.message +=
+                ". A copy of the damaged file was saved as \(copy); the group cannot be used until it is repaired or removed"
         } else {
             error.message += ". The damaged file could not be copied to quarantine; it was left in place"
         }

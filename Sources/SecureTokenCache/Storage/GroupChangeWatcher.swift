@@ -46,16 +46,20 @@ final class GroupChangeWatcher: Sendable {
         let (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         let context = Context(inotifyFD: inotifyFD, stopFD: pipeFDs[0], continuation: continuation)
         var thread = pthread_t()
-        let started = pthread_create(&thread, nil, { raw in
-            let context = Unmanaged<Context>.fromOpaque(raw!).takeRetainedValue()
-            GroupChangeWatcher.run(context)
-            return nil
-        }, Unmanaged.passRetained(context).toOpaque())
+        let started = pthread_create(
+            &thread, nil,
+            { raw in
+                let context = Unmanaged<Context>.fromOpaque(raw!).takeRetainedValue()
+                GroupChangeWatcher.run(context)
+                return nil
+            }, Unmanaged.passRetained(context).toOpaque())
         guard started == 0 else {
             close(inotifyFD)
             close(pipeFDs[0])
             close(pipeFDs[1])
-            throw TokenCacheError(.ioFailure, "could not start the change watcher thread", underlying: .posix(call: "pthread_create", errno: started))
+            throw TokenCacheError(
+                .ioFailure, "could not start the change watcher thread",
+                underlying: .posix(call: "pthread_create", errno: started))
         }
         pthread_detach(thread)
         self.changes = stream
@@ -92,7 +96,10 @@ final class GroupChangeWatcher: Sendable {
                 var offset = 0
                 while offset + headerSize <= count {
                     let (length, mask) = buffer.withUnsafeBytes {
-                        ($0.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self), $0.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self))
+                        (
+                            $0.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self),
+                            $0.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self)
+                        )
                     }
                     let nameStart = offset + headerSize
                     let nameEnd = min(nameStart + Int(length), count)

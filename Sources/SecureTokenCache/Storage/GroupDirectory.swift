@@ -25,7 +25,8 @@ struct GroupDirectory: Sendable {
             home = String(cString: dir)
         }
         guard home.hasPrefix("/") else {
-            throw TokenCacheError(.invalidArgument, "no home directory to put the cache in; set XDG_DATA_HOME or pass a root directory")
+            throw TokenCacheError(
+                .invalidArgument, "no home directory to put the cache in; set XDG_DATA_HOME or pass a root directory")
         }
         return home + "/.local/share/secure-token-cache"
     }
@@ -35,7 +36,8 @@ struct GroupDirectory: Sendable {
         guard !name.isEmpty, name.utf8.count <= 200, !name.hasPrefix("."), !name.contains("/"),
             name.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7F })
         else {
-            throw TokenCacheError(.invalidArgument, "a group name must be 1-200 printable characters without '/' and not start with '.'")
+            throw TokenCacheError(
+                .invalidArgument, "a group name must be 1-200 printable characters without '/' and not start with '.'")
         }
         guard !root.isEmpty else { throw TokenCacheError(.invalidArgument, "the root directory path is empty") }
         self.root = root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root
@@ -90,7 +92,8 @@ struct GroupDirectory: Sendable {
         do {
             let info = try SystemCall.fstat(fd, what)
             guard info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid(), info.st_mode & 0o077 == 0 else {
-                throw TokenCacheError(.insecurePermissions, "\(self.file(file)) must be a regular file owned by you with mode 0600")
+                throw TokenCacheError(
+                    .insecurePermissions, "\(self.file(file)) must be a regular file owned by you with mode 0600")
             }
         } catch {
             close(fd)
@@ -142,7 +145,9 @@ struct GroupDirectory: Sendable {
     func quarantine(_ file: String) -> String? {
         let folder = path + "/quarantine"
         if mkdir(folder, 0o700) != 0, errno != EEXIST { return nil }
-        guard let source = try? SystemCall.open(self.file(file), O_RDONLY | O_NOFOLLOW, 0, "reading a damaged file") else { return nil }
+        guard let source = try? SystemCall.open(self.file(file), O_RDONLY | O_NOFOLLOW, 0, "reading a damaged file") else {
+            return nil
+        }
         defer { close(source) }
         guard let bytes = try? SystemCall.readAll(source, "reading a damaged file") else { return nil }
         var now = timespec()

@@ -31,7 +31,8 @@ final class GroupLock: @unchecked Sendable {
             guard code == EWOULDBLOCK || code == EINTR else { throw SystemCall.error("flock", "locking the group") }
             clock_gettime(CLOCK_MONOTONIC, &clock)
             if Double(clock.tv_sec) + Double(clock.tv_nsec) / 1e9 >= deadline {
-                let holder = (try? SystemCall.pread(fd, count: 32, at: 0, "reading the lock holder"))
+                let holder =
+                    (try? SystemCall.pread(fd, count: 32, at: 0, "reading the lock holder"))
                     .flatMap { String(decoding: $0, as: UTF8.self).split(separator: "\n").first.map(String.init) } ?? "unknown"
                 throw TokenCacheError(
                     .lockTimeout,

@@ -53,7 +53,8 @@ struct KeyFileKeyProvider: KeyProvider {
             )
         }
         guard info.st_size == off_t(SecretKey.byteCount) else {
-            throw TokenCacheError(.wrongKey, "the key file \(path) is not a key file (it must hold exactly \(SecretKey.byteCount) bytes)")
+            throw TokenCacheError(
+                .wrongKey, "the key file \(path) is not a key file (it must hold exactly \(SecretKey.byteCount) bytes)")
         }
         return try SecretKey { buffer in
             var done = 0

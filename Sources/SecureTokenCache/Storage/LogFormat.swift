@@ -32,7 +32,8 @@ enum LogFormat {
     }
 
     /// Appends a record frame holding `change` sealed with `sequence`.
-    static func appendRecordFrame(_ change: RecordChange, sequence: UInt64, sealer: RecordSealer, to output: inout [UInt8]) throws {
+    static func appendRecordFrame(_ change: RecordChange, sequence: UInt64, sealer: RecordSealer, to output: inout [UInt8]) throws
+    {
         let start = output.count
         output += [0, 0, 0, 0, recordFrame]
         try sealer.seal(change, sequence: sequence, appendingTo: &output)
@@ -148,7 +149,8 @@ struct LogScanner {
                 let commitSequence = UInt64(littleEndian: body.loadUnaligned(fromByteOffset: 0, as: UInt64.self))
                 let count = Int(UInt32(littleEndian: body.loadUnaligned(fromByteOffset: 8, as: UInt32.self)))
                 let previous = UInt64(littleEndian: body.loadUnaligned(fromByteOffset: 12, as: UInt64.self))
-                let digest = Sodium.checksum(UnsafeRawBufferPointer(rebasing: bytes[(pending.isEmpty ? offset : pendingStart)..<offset]))
+                let digest = Sodium.checksum(
+                    UnsafeRawBufferPointer(rebasing: bytes[(pending.isEmpty ? offset : pendingStart)..<offset]))
                 let valid =
                     commitSequence > sequence && count == pending.count && previous == lastCommit
                     && sealer.openMarker(
@@ -163,7 +165,8 @@ struct LogScanner {
                 sequence = commitSequence
                 lastSequence = commitSequence
                 lastCommit = commitSequence
-                transactions.append(ScannedTransaction(records: pending, end: base + UInt64(offset), commitSequence: commitSequence))
+                transactions.append(
+                    ScannedTransaction(records: pending, end: base + UInt64(offset), commitSequence: commitSequence))
                 pending = []
                 continue
             default:
