@@ -7,9 +7,10 @@ import CSodium
 /// - a **record frame** (type 1) holds one sealed record (see ``RecordSealer``);
 /// - a **commit frame** (type 2, 65 bytes in all) ends a transaction: `sequence u64 ‖ record count
 ///   u32 ‖ previous commit's sequence u64 ‖ sealed marker`, whose associated data binds those
-///   three numbers and a BLAKE2b-256 of the transaction's record frames. So a transaction is all
-///   or nothing, transactions chain (none can be dropped from the middle), and sequence numbers
-///   only grow.
+///   three numbers and a BLAKE2b-256 of the transaction's record frames' authentication tags
+///   (each tag already authenticates its whole frame, so hashing the tags binds the frames
+///   without hashing every byte twice). So a transaction is all or nothing, transactions chain
+///   (none can be dropped from the middle or swapped), and sequence numbers only grow.
 enum LogFormat {
     /// The log header's size.
     static let headerByteCount = 32
@@ -45,7 +46,7 @@ enum LogFormat {
     static func appendCommitFrame(
         sequence: UInt64, count: Int, previousCommit: UInt64, recordsStart: Int, sealer: RecordSealer, to output: inout [UInt8]
     ) throws {
-        let digest = output.withUnsafeBytes { Sodium.checksum(UnsafeRawBufferPointer(rebasing: $0[recordsStart...])) }
+        let digest = output.withUnsafeBytes { transactionDigest(UnsafeRawBufferPointer(rebasing: $0[recordsStart...])) }
         var numbers: [UInt8] = []
         RecordSealer.appendLE(sequence, to: &numbers)
         RecordSealer.appendLE(UInt32(count), to: &numbers)
@@ -54,6 +55,21 @@ enum LogFormat {
         output.append(commitFrame)
         output += numbers
         try sealer.sealMarker(context: commitContext, associatedData: numbers + digest, appendingTo: &output)
+    }
+
+    /// The BLAKE2b-256 of the authentication tags (last 16 bytes) of the record frames that make
+    /// up `frames` exactly (the caller has checked their lengths).
+    static func transactionDigest(_ frames: UnsafeRawBufferPointer) -> [UInt8] {
+        var tags: [UInt8] = []
+        tags.reserveCapacity(frames.count / 64)
+        var offset = 0
+        while offset + 4 <= frames.count {
+            let end = offset + 4 + Int(UInt32(littleEndian: frames.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
+            guard end <= frames.count, end - offset >= 4 + XChaCha20Poly1305.tagByteCount else { break }
+            tags += frames[(end - XChaCha20Poly1305.tagByteCount)..<end]
+            offset = end
+        }
+        return tags.withUnsafeBytes { Sodium.checksum($0) }
     }
 
     /// The sequence number of the commit frame that ends right at `end` in `bytes`, or `nil`
@@ -115,6 +131,8 @@ struct LogScanner {
         var pendingStart = 0
         var sequence = lastSequence
         var offset = 0
+        var buffers = RecordSealer.OpeningBuffers()
+        defer { buffers.wipe() }
         func fail(_ message: String) -> TokenCacheError {
             TokenCacheError(.storeCorrupted, "the group's log is damaged at byte \(base + UInt64(offset)): \(message)")
         }
@@ -132,7 +150,7 @@ struct LogScanner {
             switch bytes[offset + 4] {
             case LogFormat.recordFrame:
                 let opened: OpenedRecord
-                do { opened = try sealer.open(body) } catch {
+                do { opened = try sealer.open(body, buffers: &buffers) } catch {
                     if lenient { break }
                     throw fail("a record does not open (\((error as? TokenCacheError)?.message ?? "\(error)"))")
                 }
@@ -149,7 +167,7 @@ struct LogScanner {
                 let commitSequence = UInt64(littleEndian: body.loadUnaligned(fromByteOffset: 0, as: UInt64.self))
                 let count = Int(UInt32(littleEndian: body.loadUnaligned(fromByteOffset: 8, as: UInt32.self)))
                 let previous = UInt64(littleEndian: body.loadUnaligned(fromByteOffset: 12, as: UInt64.self))
-                let digest = Sodium.checksum(
+                let digest = LogFormat.transactionDigest(
                     UnsafeRawBufferPointer(rebasing: bytes[(pending.isEmpty ? offset : pendingStart)..<offset]))
                 let valid =
                     commitSequence > sequence && count == pending.count && previous == lastCommit
