@@ -97,9 +97,12 @@ func readBytes(_ path: String) -> [UInt8] {
     (try? Array(Data(contentsOf: URL(fileURLWithPath: path)))) ?? []
 }
 
+/// Overwrites a file in place (never shrinking it below `bytes.count` on the way, so a state file
+/// another instance still maps is never briefly empty).
 func writeBytes(_ bytes: [UInt8], to path: String) {
-    let fd = open(path, O_WRONLY | O_TRUNC)
+    let fd = open(path, O_WRONLY)
     precondition(fd >= 0, "open \(path) failed")
-    bytes.withUnsafeBytes { _ = write(fd, $0.baseAddress, $0.count) }
+    bytes.withUnsafeBytes { _ = pwrite(fd, $0.baseAddress, $0.count, 0) }
+    ftruncate(fd, off_t(bytes.count))
     close(fd)
 }

@@ -145,6 +145,49 @@ import Testing
         #expect(contents(try other.load().0) == ["1:a": "1", "1:b": "2", "1:c": "3"])
     }
 
+    @Test func aWriteAppendsTheSameBytesWhateverTheCacheSize() throws {
+        let tmp = TemporaryDirectory()
+        var growth: [Int] = []
+        for (group, size) in [("small", 10), ("large", 2000)] {
+            let store = try FileStore(group: group, keyProvider: testPassphrase(), root: tmp.path)
+            try store.commit((0..<size).map { put("record-\($0)", String(repeating: "x", count: 100)) })
+            let cursor = try store.load().1
+            let before = readBytes(tmp.path + "/\(group)/log")
+            try store.commit([put("new", "one more record")], since: cursor)
+            let after = readBytes(tmp.path + "/\(group)/log")
+            // Append only: the old bytes are untouched, and the new bytes do not depend on size.
+            #expect(after.starts(with: before))
+            growth.append(after.count - before.count)
+        }
+        #expect(growth[0] == growth[1])
+    }
+
+    @Test func compactionWhoseWriterDiedBeforePublishingIsFinishedByTheNextOpener() throws {
+        let tmp = TemporaryDirectory()
+        let store = try FileStore(group: "g", keyProvider: testPassphrase(), root: tmp.path, compactionMinimumDead: 4)
+        var cursor = try store.commit([put("keep", "k")])
+        var stateBeforeCompaction: [UInt8] = []
+        var compacted = false
+        for round in 0..<10 where !compacted {
+            let state = readBytes(tmp.path + "/g/state")
+            cursor = try store.transact(since: cursor) { txn in
+                compacted = txn.compacting
+                return [put("hot", "\(round)")]
+            }
+            if compacted { stateBeforeCompaction = state }
+        }
+        #expect(compacted)
+        let expected = contents(try store.load().0)
+        // The writer renamed the compacted log into place and died before publishing its epoch:
+        // the state still names the old log (and its length).
+        writeBytes(stateBeforeCompaction, to: tmp.path + "/g/state")
+        let reader = try FileStore(group: "g", keyProvider: testPassphrase(), root: tmp.path)
+        #expect(contents(try reader.load().0) == expected)
+        try reader.commit([put("after", "a")])
+        #expect(contents(try store.load().0).count == expected.count + 1)
+        #expect(!FileManager.default.fileExists(atPath: tmp.path + "/g/quarantine"))
+    }
+
     @Test func lockTimeoutNamesTheHolder() throws {
         let tmp = TemporaryDirectory()
         let a = try FileStore(group: "g", keyProvider: testPassphrase(), root: tmp.path)
