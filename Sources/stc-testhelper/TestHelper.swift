@@ -4,6 +4,7 @@
 //
 //   stc-testhelper write <root> <group> <prefix> <count>   one transaction per record, "ack <i>"
 //   stc-testhelper churn <root> <group>                      transactions n+1, n+2, ... forever
+//   stc-testhelper count <root> <group>                      "count <records in this process's view>"
 //   stc-testhelper fill <root> <group> <fsize-limit>         writes under RLIMIT_FSIZE until full
 //   stc-testhelper bench <root> <group> <records>            rough timings of open, write, catch-up
 
@@ -22,6 +23,9 @@ enum TestHelper {
             switch arguments[1] {
             case "write" where arguments.count == 6:
                 try write(root: root, group: group, prefix: arguments[4], count: Int(arguments[5])!)
+            case "count":
+                let store = try open(root, group)
+                say("count \(try store.load().0.count)")
             case "churn":
                 try churn(root: root, group: group)
             case "bench" where arguments.count == 5:

@@ -95,6 +95,20 @@ final class Helper: @unchecked Sendable {
         let fresh = try FileStore(group: "shared", keyProvider: helperPassphrase, root: tmp.path)
         #expect(contents(try fresh.load().0) == expected)
         #expect(putsSeen.count == 1000 && putsSeen.values.allSatisfy { $0 == 1 }, "no write applied twice")
+        // And in four more processes' views.
+        let counts = try (0..<4).map { _ in try Helper(["count", tmp.path, "shared"]) }.map { $0.finish() }
+        #expect(counts.allSatisfy { $0 == ["count 1000"] }, "\(counts)")
+    }
+
+    @Test func processesRacingToCreateAGroupAllEndUpInOne() throws {
+        let tmp = TemporaryDirectory()
+        let helpers = try (0..<4).map { try Helper(["write", tmp.path, "new", "c\($0)", "5"]) }
+        let outputs = helpers.map { $0.finish() }
+        #expect(outputs.allSatisfy { $0.last == "verified 5" || $0.last?.hasPrefix("verified") == true }, "\(outputs)")
+        let store = try FileStore(group: "new", keyProvider: helperPassphrase, root: tmp.path)
+        #expect(try store.load().0.count == 20)
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: tmp.path).filter { $0 != "new" }
+        #expect(leftovers.isEmpty, "half-made group directories left behind: \(leftovers)")
     }
 
     /// The group after the churn helper's transaction n: `counter` = n and `live-j` for the last

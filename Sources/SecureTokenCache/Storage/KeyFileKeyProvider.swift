@@ -2,7 +2,8 @@ import Glibc
 
 /// Keys read from a key file: exactly 32 random bytes, mode `0600`, owned by the user.
 ///
-/// Making a group's key creates the file (`O_EXCL`, `0600`) if it does not exist yet, and reuses it
+/// Making a group's key creates the file (`0600`, published with `link` so it appears complete or
+/// not at all) if it does not exist yet, and reuses it
 /// if it does, so one key file can protect several groups. A file that is group- or
 /// world-accessible, not owned by the user, or not a regular file is refused with
 /// ``TokenCacheError/Code/insecurePermissions``; the bytes go straight into guarded memory.
@@ -19,22 +20,27 @@ struct KeyFileKeyProvider: KeyProvider {
     var protectionLevel: ProtectionLevel { .keyFile }
 
     func makeKey(groupID: [UInt8], groupName: String) throws -> ProvidedKey {
-        let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        if fd < 0 {
-            guard errno == EEXIST else { throw SystemCall.error("open", "creating the key file \(path)") }
-            return ProvidedKey(key: try readKey(), source: .keyFile)
-        }
-        defer { close(fd) }
+        if access(path, F_OK) == 0 { return ProvidedKey(key: try readKey(), source: .keyFile) }
+        // Write the key to a private temporary file and link it into place: `link` fails if the
+        // key file appeared meanwhile, so a process racing us never reads a half-written key.
+        let suffix = try Sodium.randomBytes(6).map { String($0, radix: 16) }.joined()
+        let temporary = path + ".new-\(getpid())-\(suffix)"
+        let fd = try SystemCall.open(
+            temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600, "creating the key file \(path)")
+        defer { unlink(temporary) }
+        let key: SecretKey
         do {
-            let key = try SecretKey()
+            defer { close(fd) }
+            key = try SecretKey()
             try key.withUnsafeBytes { try SystemCall.pwrite(fd, $0, at: 0, "writing the key file \(path)") }
             try SystemCall.fsync(fd, "syncing the key file \(path)")
-            try SystemCall.fsyncDirectory(parentDirectory(of: path))
-            return ProvidedKey(key: key, source: .keyFile)
-        } catch {
-            unlink(path)  // a half-written key file would lock the group forever
-            throw error
         }
+        guard link(temporary, path) == 0 else {
+            guard errno == EEXIST else { throw SystemCall.error("link", "creating the key file \(path)") }
+            return ProvidedKey(key: try readKey(), source: .keyFile)
+        }
+        try SystemCall.fsyncDirectory(parentDirectory(of: path))
+        return ProvidedKey(key: key, source: .keyFile)
     }
 
     func key(for source: KeySource, groupID: [UInt8], groupName: String) throws -> SecretKey {
