@@ -188,6 +188,27 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: tmp.path + "/g/quarantine"))
     }
 
+    @Test func threadsAndInstancesInOneProcessDoNotLoseWrites() async throws {
+        let tmp = TemporaryDirectory()
+        let first = try FileStore(group: "g", keyProvider: testPassphrase(), root: tmp.path)
+        let second = try FileStore(group: "g", keyProvider: testPassphrase(), root: tmp.path)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for task in 0..<8 {
+                let store = task.isMultiple(of: 2) ? first : second
+                group.addTask {
+                    var cursor = StoreCursor.start
+                    for index in 0..<25 {
+                        cursor = try store.commit([put("t\(task)-\(index)", "\(index)")], since: cursor)
+                        _ = try store.update(since: cursor)
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try first.load().0.count == 200)
+        #expect(try second.load().0.count == 200)
+    }
+
     @Test func lockTimeoutNamesTheHolder() throws {
         let tmp = TemporaryDirectory()
         let a = try FileStore(group: "g", keyProvider: testPassphrase(), root: tmp.path)
