@@ -4,6 +4,7 @@
 //
 //   stc-testhelper write <root> <group> <prefix> <count>   one transaction per record, "ack <i>"
 //   stc-testhelper churn <root> <group>                      transactions n+1, n+2, ... forever
+//   stc-testhelper overwrite <root> <group> <prefix> <n>     n writes cycling over 5 names (compacts)
 //   stc-testhelper count <root> <group>                      "count <records in this process's view>"
 //   stc-testhelper fill <root> <group> <fsize-limit>         writes under RLIMIT_FSIZE until full
 //   stc-testhelper bench <root> <group> <records>            rough timings of open, write, catch-up
@@ -23,6 +24,8 @@ enum TestHelper {
             switch arguments[1] {
             case "write" where arguments.count == 6:
                 try write(root: root, group: group, prefix: arguments[4], count: Int(arguments[5])!)
+            case "overwrite" where arguments.count == 6:
+                try overwrite(root: root, group: group, prefix: arguments[4], count: Int(arguments[5])!)
             case "count":
                 let store = try open(root, group)
                 say("count \(try store.load().0.count)")
@@ -67,6 +70,19 @@ enum TestHelper {
         let names = Set(try store.load().0.map(\.id.name))
         let missing = (0..<count).filter { !names.contains("\(prefix)-\($0)") }
         say(missing.isEmpty ? "verified \(names.count)" : "missing \(missing)")
+    }
+
+    /// `count` transactions, transaction i putting `<prefix>-<i % 5>` = i: mostly dead records,
+    /// so the group compacts while other processes write and read.
+    static func overwrite(root: String, group: String, prefix: String, count: Int) throws {
+        let store = try open(root, group, compactionMinimumDead: 16)
+        var cursor = StoreCursor.start
+        for index in 0..<count {
+            cursor = try store.transact(since: cursor) { _ in
+                [.put(Record(id: RecordID(kind: .accessToken, name: "\(prefix)-\(index % 5)"), payload: Array("\(index)".utf8)))]
+            }
+        }
+        say("done \(count)")
     }
 
     /// Transaction n puts `live-n` and `counter` = n, and deletes `live-(n-5)`; so the group after

@@ -100,6 +100,34 @@ final class Helper: @unchecked Sendable {
         #expect(counts.allSatisfy { $0 == ["count 1000"] }, "\(counts)")
     }
 
+    @Test func concurrentWritersCompactingWhileAReaderFollows() async throws {
+        let tmp = TemporaryDirectory()
+        let reader = try FileStore(group: "hot", keyProvider: helperPassphrase, root: tmp.path)
+        var (records, cursor) = try reader.load()
+        var snapshot = contents(records)
+        let helpers = try (0..<3).map { try Helper(["overwrite", tmp.path, "hot", "w\($0)", "150"]) }
+        let done = Task.detached { helpers.map { $0.finish() } }
+        var reloads = 0
+        while helpers.contains(where: { $0.process.isRunning }) {
+            let update = try reader.update(since: cursor)
+            if case .reload = update { reloads += 1 }
+            apply(update, to: &snapshot)
+            cursor = update.cursor
+            await Task.yield()
+        }
+        let outputs = await done.value
+        #expect(outputs.allSatisfy { $0 == ["done 150"] }, "\(outputs)")
+        let final = try reader.update(since: cursor)
+        apply(final, to: &snapshot)
+        var expected: [String: String] = [:]
+        for writer in 0..<3 { for slot in 0..<5 { expected["1:w\(writer)-\(slot)"] = "\(145 + slot)" } }
+        #expect(snapshot == expected)
+        records = try FileStore(group: "hot", keyProvider: helperPassphrase, root: tmp.path).load().0
+        #expect(contents(records) == expected)
+        #expect(cursor.epoch > 1 || final.cursor.epoch > 1, "the group compacted")
+        #expect(readBytes(tmp.path + "/hot/log").count < 200 * 450, "compaction kept the log short")
+    }
+
     @Test func processesRacingToCreateAGroupAllEndUpInOne() throws {
         let tmp = TemporaryDirectory()
         let helpers = try (0..<4).map { try Helper(["write", tmp.path, "new", "c\($0)", "5"]) }
@@ -132,7 +160,9 @@ final class Helper: @unchecked Sendable {
         var snapshot = contents(records)
         var acknowledged = 0
         var generator = SystemRandomNumberGenerator()
-        for round in 0..<200 {
+        // STC_KILL_ROUNDS raises the count for soak runs.
+        let rounds = ProcessInfo.processInfo.environment["STC_KILL_ROUNDS"].flatMap { Int($0) } ?? 200
+        for round in 0..<rounds {
             let helper = try Helper(["churn", tmp.path, "churn"])
             let deadline = Date().addingTimeInterval(Double.random(in: 0.0...0.06, using: &generator))
             // Read while the writer runs: every view must be the state after some whole transaction.
