@@ -139,8 +139,12 @@ import Testing
         try store.commit([put("b", "2")])
         // A writer that died after its fsync but before publishing: the state still says "a" only.
         writeBytes(stateBefore, to: tmp.path + "/g/state")
+        // A reader that already had the group open sees the published part only...
+        #expect(contents(try store.load().0) == ["1:a": "1"])
+        // ...until a process opens the group (or writes): then the synced transaction is adopted.
         let other = try FileStore(group: "g", keyProvider: testPassphrase(), root: tmp.path)
-        #expect(contents(try other.load().0) == ["1:a": "1"])
+        #expect(contents(try other.load().0) == ["1:a": "1", "1:b": "2"])
+        #expect(contents(try store.load().0) == ["1:a": "1", "1:b": "2"])
         try other.commit([put("c", "3")])
         #expect(contents(try other.load().0) == ["1:a": "1", "1:b": "2", "1:c": "3"])
     }

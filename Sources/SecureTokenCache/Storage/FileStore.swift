@@ -127,7 +127,14 @@ final class FileStore: CacheStore {
             reason: "a file store was requested"
         )
         // Check the log now (ownership, mode, header), so a bad group fails at open, not later.
-        _ = try currentLog()
+        let (word, handle) = try currentLog()
+        if UInt64(try SystemCall.fstat(handle.fd, "checking the group log").st_size) > word.length {
+            // Usually a writer between its append and publishing (then this waits for it); after
+            // a crash, transactions to adopt. A busy lock only postpones this to the next write.
+            do {
+                try publishUnpublishedTail()
+            } catch let error as TokenCacheError where error.code == .lockTimeout {}
+        }
     }
 
     /// A stream with one element after each burst of commits to the group by any process
@@ -346,23 +353,8 @@ final class FileStore: CacheStore {
         return try writer.withLock { writer in
             try lock.acquire(timeout: lockTimeout)
             defer { lock.release() }
-            let (word, handle) = try currentLog(holdingLock: true)
+            let (word, handle, scannedFrom, caughtUp) = try catchUp(&writer)
             let headerEnd = UInt64(LogFormat.headerByteCount)
-            if writer.handle?.epoch != handle.epoch || writer.position > word.length {
-                writer = WriterState(handle: handle, position: headerEnd)
-            }
-            writer.handle = handle
-            let scannedFrom = writer.position
-            var caughtUp: [ScannedTransaction] = []
-            if writer.position < word.length {
-                guard let transactions = try tail(handle, from: writer.position, to: word.length) else {
-                    throw fail(TokenCacheError(.storeCorrupted, "the group's log changed under a committed transaction"), "log")
-                }
-                caughtUp = transactions
-                apply(caughtUp, to: &writer)
-                writer.position = word.length
-            }
-            caughtUp += try recoverTail(handle, &writer)
             let committed = writer.position
             let epoch = UInt64(handle.epoch)
             let before = StoreCursor(generation: state.loadGeneration(), epoch: epoch, position: committed)
@@ -397,6 +389,45 @@ final class FileStore: CacheStore {
         }
     }
 
+    /// Brings the writer state up to the end of the log (lock holder only): replays the committed
+    /// transactions it has not seen, then adopts complete ones past the published length and cuts
+    /// the torn rest (``recoverTail(_:_:)``). Returns where the scan started and what it found.
+    private func catchUp(
+        _ writer: inout WriterState
+    ) throws -> (word: CommitWord, handle: LogHandle, scannedFrom: UInt64, caughtUp: [ScannedTransaction]) {
+        let (word, handle) = try currentLog(holdingLock: true)
+        if writer.handle?.epoch != handle.epoch || writer.position > word.length {
+            writer = WriterState(handle: handle, position: UInt64(LogFormat.headerByteCount))
+        }
+        writer.handle = handle
+        let scannedFrom = writer.position
+        var caughtUp: [ScannedTransaction] = []
+        if writer.position < word.length {
+            guard let transactions = try tail(handle, from: writer.position, to: word.length) else {
+                throw fail(TokenCacheError(.storeCorrupted, "the group's log changed under a committed transaction"), "log")
+            }
+            caughtUp = transactions
+            apply(caughtUp, to: &writer)
+            writer.position = word.length
+        }
+        caughtUp += try recoverTail(handle, &writer)
+        return (word, handle, scannedFrom, caughtUp)
+    }
+
+    /// At open: if the log runs past the published length, publishes the complete transactions
+    /// there. After a power loss the state page may lag the synced log; without this, readers
+    /// would see a shorter group until the next write. Waits for a live writer to finish first.
+    private func publishUnpublishedTail() throws {
+        try writer.withLock { writer in
+            try lock.acquire(timeout: lockTimeout)
+            defer { lock.release() }
+            let (word, _, _, _) = try catchUp(&writer)
+            guard writer.position != word.length else { return }
+            state.publish(CommitWord(epoch: writer.handle!.epoch, length: writer.position), durable: false)
+            _ = state.bumpGeneration()
+        }
+    }
+
     /// Handles bytes past the published length: keeps complete, authenticated transactions (a
     /// writer that died between its `fsync` and publishing) and cuts off the torn rest.
     private func recoverTail(_ handle: LogHandle, _ writer: inout WriterState) throws -> [ScannedTransaction] {
@@ -407,6 +438,9 @@ final class FileStore: CacheStore {
         var scanner = LogScanner(sealer: sealer, lastSequence: writer.lastSequence, lastCommit: writer.lastCommit)
         let adopted = (try? bytes.withUnsafeBytes { try scanner.scan($0, base: writer.position, lenient: true) }) ?? []
         if let last = adopted.last {
+            // Adopted transactions may never have reached the disk (their writer died inside
+            // fsync): make them durable before anyone builds on them.
+            try SystemCall.fsync(handle.fd, "syncing the group log")
             apply(adopted, to: &writer)
             writer.position = last.end
         }
