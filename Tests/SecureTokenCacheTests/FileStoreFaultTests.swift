@@ -171,6 +171,44 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: tmp.path + "/k/quarantine"))
     }
 
+    /// A stand-in for the keyring provider: holds group keys by group id, as a Secret Service would.
+    final class HeldKeys: KeyProvider, @unchecked Sendable {
+        private var keys: [[UInt8]: [UInt8]] = [:]
+        private let lock = NSLock()
+        var protectionLevel: ProtectionLevel { .keyring }
+
+        func makeKey(groupID: [UInt8], groupName: String) throws -> ProvidedKey {
+            let key = try SecretKey()
+            // A test double: a real holder never copies key bytes into an array.
+            let bytes = key.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) -> [UInt8] in [UInt8](buffer) }
+            lock.withLock { keys[groupID] = bytes }
+            return ProvidedKey(key: key, source: .keyring)
+        }
+
+        func key(for source: KeySource, groupID: [UInt8], groupName: String) throws -> SecretKey {
+            guard case .keyring = source else { throw mismatch(source) }
+            guard let bytes = lock.withLock({ keys[groupID] }) else {
+                throw TokenCacheError(.wrongKey, "no key held for this group")
+            }
+            return try SecretKey { destination in bytes.withUnsafeBytes { destination.copyMemory(from: $0) } }
+        }
+    }
+
+    @Test func keyProviderProtocolFitsAnExternalKeyHolder() throws {
+        let tmp = TemporaryDirectory()
+        let held = HeldKeys()
+        let store = try FileStore(group: "kr", keyProvider: held, root: tmp.path)
+        #expect(store.storeDescription.protection == .keyring)
+        try store.commit([put("a", "1")])
+        #expect(contents(try FileStore(group: "kr", keyProvider: held, root: tmp.path).load().0) == ["1:a": "1"])
+        let other = #expect(throws: TokenCacheError.self) { try FileStore(group: "kr", keyProvider: HeldKeys(), root: tmp.path) }
+        #expect(other?.code == .wrongKey)
+        let passphrase = #expect(throws: TokenCacheError.self) {
+            try FileStore(group: "kr", keyProvider: testPassphrase(), root: tmp.path)
+        }
+        #expect(passphrase?.code == .wrongKey)
+    }
+
     @Test func passphraseFromEnvironment() throws {
         let variable = "STC_TEST_PASSPHRASE_\(getpid())"
         setenv(variable, "from the environment", 1)
