@@ -1,41 +1,5 @@
 import CSodium
 
-/// A 16-byte keyed hash (BLAKE2b under a subkey of the group key) of a record name.
-///
-/// Record names are MSAL cache keys, which contain user and tenant ids, so a store keeps only this
-/// tag in the clear: it identifies a record (for compaction, deduplication) without revealing it.
-struct NameTag: Hashable, Sendable {
-    /// The tag's 16 bytes as two little-endian words.
-    var low: UInt64
-    /// See ``low``.
-    var high: UInt64
-
-    /// The length of a tag in bytes.
-    static let byteCount = 16
-
-    /// The tag stored at `bytes` (16 bytes, little-endian).
-    init(_ bytes: UnsafeRawBufferPointer) {
-        low = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self))
-        high = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
-    }
-
-    /// Appends the tag's 16 bytes to `output`.
-    func append(to output: inout [UInt8]) {
-        withUnsafeBytes(of: low.littleEndian) { output.append(contentsOf: $0) }
-        withUnsafeBytes(of: high.littleEndian) { output.append(contentsOf: $0) }
-    }
-}
-
-/// A record change as it opens out of a sealed blob.
-struct OpenedRecord: Sendable {
-    /// The change (a put with its payload, or a delete).
-    var change: RecordChange
-    /// The sequence number it was sealed with.
-    var sequence: UInt64
-    /// The keyed hash of its name.
-    var nameTag: NameTag
-}
-
 /// Seals and opens the records of one group under the group's key.
 ///
 /// A sealed record (the unit every store persists) is

@@ -39,7 +39,7 @@ struct KeyFileKeyProvider: KeyProvider {
             guard errno == EEXIST else { throw SystemCall.error("link", "creating the key file \(path)") }
             return ProvidedKey(key: try readKey(), source: .keyFile)
         }
-        try SystemCall.fsyncDirectory(parentDirectory(of: path))
+        try SystemCall.fsyncDirectory(SystemCall.parentDirectory(of: path))
         return ProvidedKey(key: key, source: .keyFile)
     }
 
@@ -72,10 +72,4 @@ struct KeyFileKeyProvider: KeyProvider {
             }
         }
     }
-}
-
-/// The directory part of `path` (`.` when there is none).
-func parentDirectory(of path: String) -> String {
-    guard let slash = path.lastIndex(of: "/") else { return "." }
-    return slash == path.startIndex ? "/" : String(path[..<slash])
 }

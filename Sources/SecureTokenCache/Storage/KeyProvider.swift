@@ -19,14 +19,6 @@ protocol KeyProvider: Sendable {
     func key(for source: KeySource, groupID: [UInt8], groupName: String) throws -> SecretKey
 }
 
-/// A new group's key and the header record that finds it again.
-struct ProvidedKey: ~Copyable {
-    /// The key.
-    var key: SecretKey
-    /// What the group's header records about it.
-    var source: KeySource
-}
-
 extension KeyProvider {
     /// The error for a header whose key source is not this provider's.
     func mismatch(_ source: KeySource) -> TokenCacheError {

@@ -109,4 +109,10 @@ enum SystemCall {
         let info = try fstat(fd, what)
         return try pread(fd, count: Int(info.st_size), at: 0, what)
     }
+
+    /// The directory part of `path` (`.` when there is none).
+    static func parentDirectory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
 }
