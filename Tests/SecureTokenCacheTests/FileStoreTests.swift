@@ -55,6 +55,29 @@ import Testing
         #expect(contents(records) == snapshot)
     }
 
+    @Test func cursorsThatAreNotTransactionBoundariesReload() throws {
+        let tmp = TemporaryDirectory()
+        let store = try FileStore(group: "g", keyProvider: testPassphrase(), root: tmp.path)
+        let cursor = try store.commit([put("a", "1"), put("b", "2")])
+        try store.commit([put("c", "3")], since: cursor)
+        for position in [0, 1, 31, 33, 40, 96, 97, cursor.position - 1, cursor.position + 1, UInt64.max] {
+            let bogus = StoreCursor(generation: 0, epoch: cursor.epoch, position: position)
+            guard case .reload(let records, _) = try store.update(since: bogus) else {
+                Issue.record("position \(position): expected a reload")
+                continue
+            }
+            #expect(contents(records).count == 3)
+            let seen = try store.transact(since: bogus) { txn in
+                if case .reload(let records, _) = txn.update { #expect(contents(records).count == 3) } else {
+                    Issue.record("position \(position): expected a reload in the transaction")
+                }
+                return []
+            }
+            #expect(seen.position > cursor.position)
+        }
+        #expect(!FileManager.default.fileExists(atPath: tmp.path + "/g/quarantine"))
+    }
+
     @Test func transactionBodySeesOthersChangesAndEmptyBodyWritesNothing() throws {
         let tmp = TemporaryDirectory()
         let a = try FileStore(group: "g", keyProvider: testPassphrase(), root: tmp.path)

@@ -323,15 +323,25 @@ final class FileStore: CacheStore {
     /// The committed transactions in `[start, end)`; `start` is the end of a commit frame (or of
     /// the log header), whose sequence number continues the chain. `nil` if `start` is not the end
     /// of a commit frame.
-    private func tail(_ handle: LogHandle, from start: UInt64, to end: UInt64) throws -> [ScannedTransaction]? {
+    ///
+    /// `trusted`: `start` is the store's own position, so damage found is the log's (fail and
+    /// quarantine). Otherwise `start` came from a caller's cursor, which may point anywhere: a scan
+    /// that fails returns `nil`, and the caller's full (guarded) load decides whether the log is
+    /// really damaged, so a stray cursor can never get a healthy log quarantined.
+    private func tail(
+        _ handle: LogHandle, from start: UInt64, to end: UInt64, trusted: Bool = false
+    ) throws -> [ScannedTransaction]? {
         let headerEnd = UInt64(LogFormat.headerByteCount)
+        guard start == headerEnd || start >= headerEnd + UInt64(LogFormat.commitFrameByteCount), start <= end else {
+            return nil
+        }
         let readStart = start == headerEnd ? start : start - UInt64(LogFormat.commitFrameByteCount)
         let bytes = try SystemCall.pread(handle.fd, count: Int(end - readStart), at: readStart, "reading the group log")
         guard bytes.count == Int(end - readStart) else {
             throw fail(TokenCacheError(.storeCorrupted, "the group's log is shorter than its committed length"), "log")
         }
-        return try guarded("log") {
-            try bytes.withUnsafeBytes { bytes in
+        do {
+            return try bytes.withUnsafeBytes { bytes in
                 var scanner = LogScanner(sealer: sealer, lastSequence: 0, lastCommit: 0)
                 if start != headerEnd {
                     guard let previous = LogFormat.sequenceOfCommitFrame(endingAt: LogFormat.commitFrameByteCount, in: bytes)
@@ -343,6 +353,9 @@ final class FileStore: CacheStore {
                 return try scanner.scan(
                     UnsafeRawBufferPointer(rebasing: bytes[Int(start - readStart)...]), base: start, lenient: false)
             }
+        } catch let error as TokenCacheError where error.code == .storeCorrupted {
+            if trusted { throw fail(error, "log") }
+            return nil
         }
     }
 
@@ -403,7 +416,7 @@ final class FileStore: CacheStore {
         let scannedFrom = writer.position
         var caughtUp: [ScannedTransaction] = []
         if writer.position < word.length {
-            guard let transactions = try tail(handle, from: writer.position, to: word.length) else {
+            guard let transactions = try tail(handle, from: writer.position, to: word.length, trusted: true) else {
                 throw fail(TokenCacheError(.storeCorrupted, "the group's log changed under a committed transaction"), "log")
             }
             caughtUp = transactions
