@@ -68,7 +68,9 @@ import Testing
             }
             #expect(contents(records).count == 3)
             let seen = try store.transact(since: bogus) { txn in
-                if case .reload(let records, _) = txn.update { #expect(contents(records).count == 3) } else {
+                if case .reload(let records, _) = txn.update {
+                    #expect(contents(records).count == 3)
+                } else {
                     Issue.record("position \(position): expected a reload in the transaction")
                 }
                 return []
