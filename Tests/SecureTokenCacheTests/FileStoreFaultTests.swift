@@ -210,16 +210,16 @@ import Testing
     }
 
     @Test func passphraseFromEnvironment() throws {
-        let variable = "STC_TEST_PASSPHRASE_\(getpid())"
-        setenv(variable, "from the environment", 1)
-        defer { unsetenv(variable) }
-        let provider = try KeyProviderConfiguration.passphraseFromEnvironment(variable: variable).makeProvider(argon2id: .minimum)
+        // A private environment: setenv would race with other tests' getenv.
+        let environment = { (name: String) -> String? in name == "STC_TEST_PASSPHRASE" ? "from the environment" : nil }
+        let provider = try KeyProviderConfiguration.passphraseFromEnvironment(variable: "STC_TEST_PASSPHRASE")
+            .makeProvider(argon2id: .minimum, environment: environment)
         let tmp = TemporaryDirectory()
         try FileStore(group: "e", keyProvider: provider, root: tmp.path).commit([put("a", "1")])
         let same = try KeyProviderConfiguration.passphrase("from the environment").makeProvider(argon2id: .minimum)
         #expect(contents(try FileStore(group: "e", keyProvider: same, root: tmp.path).load().0) == ["1:a": "1"])
         let missing = #expect(throws: TokenCacheError.self) {
-            try KeyProviderConfiguration.passphraseFromEnvironment(variable: variable + "_UNSET").makeProvider()
+            try KeyProviderConfiguration.passphraseFromEnvironment(variable: "STC_UNSET").makeProvider(environment: environment)
         }
         #expect(missing?.code == .invalidArgument)
         #expect(!"\(KeyProviderConfiguration.passphrase("hunter2"))".contains("hunter2"))

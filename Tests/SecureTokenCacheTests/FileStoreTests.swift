@@ -255,12 +255,12 @@ import Testing
     }
 
     @Test func defaultRootFollowsXDG() throws {
-        let saved = getenv("XDG_DATA_HOME").map { String(cString: $0) }
-        defer { if let saved { setenv("XDG_DATA_HOME", saved, 1) } else { unsetenv("XDG_DATA_HOME") } }
-        setenv("XDG_DATA_HOME", "/x/data", 1)
-        #expect(try GroupDirectory.defaultRoot() == "/x/data/secure-token-cache")
-        setenv("XDG_DATA_HOME", "relative", 1)
-        #expect(try GroupDirectory.defaultRoot().hasSuffix("/.local/share/secure-token-cache"))
+        #expect(try GroupDirectory.defaultRoot(xdgDataHome: "/x/data", home: "/home/u") == "/x/data/secure-token-cache")
+        #expect(
+            try GroupDirectory.defaultRoot(xdgDataHome: "relative", home: "/home/u") == "/home/u/.local/share/secure-token-cache")
+        #expect(try GroupDirectory.defaultRoot(xdgDataHome: nil, home: "/home/u") == "/home/u/.local/share/secure-token-cache")
+        #expect(throws: TokenCacheError.self) { try GroupDirectory.defaultRoot(xdgDataHome: nil, home: "") }
+        #expect(try GroupDirectory.defaultRoot().hasSuffix("/secure-token-cache"))
     }
 
     @Test(arguments: ["", ".hidden", "a/b", "..", "tab\tname"])

@@ -17,13 +17,17 @@ struct GroupDirectory: Sendable {
     /// `$XDG_DATA_HOME/secure-token-cache`, or `~/.local/share/secure-token-cache` when
     /// `XDG_DATA_HOME` is unset or not absolute (as the XDG base directory spec says).
     static func defaultRoot() throws -> String {
-        if let xdg = getenv("XDG_DATA_HOME").map({ String(cString: $0) }), xdg.hasPrefix("/") {
-            return xdg + "/secure-token-cache"
-        }
         var home = getenv("HOME").map { String(cString: $0) } ?? ""
         if home.isEmpty, let entry = getpwuid(geteuid()), let dir = entry.pointee.pw_dir {
             home = String(cString: dir)
         }
+        return try defaultRoot(xdgDataHome: getenv("XDG_DATA_HOME").map { String(cString: $0) }, home: home)
+    }
+
+    /// ``defaultRoot()`` for the given `XDG_DATA_HOME` and home directory (no environment access,
+    /// so tests need not change the process environment, which is not thread-safe).
+    static func defaultRoot(xdgDataHome: String?, home: String) throws -> String {
+        if let xdgDataHome, xdgDataHome.hasPrefix("/") { return xdgDataHome + "/secure-token-cache" }
         guard home.hasPrefix("/") else {
             throw TokenCacheError(
                 .invalidArgument, "no home directory to put the cache in; set XDG_DATA_HOME or pass a root directory")

@@ -23,16 +23,20 @@ public enum KeyProviderConfiguration: Sendable, Hashable, CustomStringConvertibl
         }
     }
 
-    /// The provider for this configuration. `argon2id` sets the limits for new passphrase groups.
-    func makeProvider(argon2id: Argon2idParameters = .interactive) throws -> any KeyProvider {
+    /// The provider for this configuration. `argon2id` sets the limits for new passphrase groups;
+    /// `environment` looks variables up (the process environment unless a test passes its own).
+    func makeProvider(
+        argon2id: Argon2idParameters = .interactive,
+        environment: (String) -> String? = { getenv($0).map { String(cString: $0) } }
+    ) throws -> any KeyProvider {
         switch self {
         case .passphrase(let passphrase):
             return try PassphraseKeyProvider(passphrase: passphrase, parameters: argon2id)
         case .passphraseFromEnvironment(let variable):
-            guard let value = getenv(variable), value.pointee != 0 else {
+            guard let value = environment(variable), !value.isEmpty else {
                 throw TokenCacheError(.invalidArgument, "the environment variable \(variable) holds no passphrase")
             }
-            return try PassphraseKeyProvider(passphrase: String(cString: value), parameters: argon2id)
+            return try PassphraseKeyProvider(passphrase: value, parameters: argon2id)
         case .keyFile(let path):
             return try KeyFileKeyProvider(path: path)
         }
