@@ -17,11 +17,17 @@ import Synchronization
 /// - When dead records outweigh live ones, the commit also compacts: the live frames are copied
 ///   into a new log (`O_EXCL`, `0600`, `fsync`), renamed over the old one, the directory synced,
 ///   and the epoch bumped, which makes readers reload.
-/// - Bytes past the published length are an unfinished append: the next writer keeps any
-///   complete, authenticated transactions there (a writer that died after its `fsync`) and cuts
-///   the torn rest. Inside the published length, anything that fails to parse or open is damage:
+/// - Bytes past the published length are an unfinished append: the next writer (or the next
+///   process to open the group) keeps any complete, authenticated transactions there (a writer
+///   killed inside or after its `fsync`, or a state page lost to a power cut), syncs and
+///   publishes them, and cuts the torn rest. So a transaction may become visible although its
+///   writer never returned; one that returned is never lost. Inside the published length,
+///   anything that fails to parse or open is damage:
 ///   the group fails with ``TokenCacheError/Code/storeCorrupted`` and the file is copied to
 ///   `quarantine/`, never deleted and never read as an empty or shorter cache.
+/// - A compaction whose writer died between its rename and publishing the new epoch is finished
+///   by the next process that finds the lock free.
+/// - ``changes()`` streams inotify events for commits by any process (this one included).
 final class FileStore: CacheStore {
     /// How long a write waits for another process's lock by default, in seconds.
     static let defaultLockTimeout = 5.0
