@@ -86,6 +86,28 @@ import Testing
         }
     }
 
+    @Test func anAppendTornAtEveryPointIsCutOffOrAdoptedWhole() throws {
+        let tmp = TemporaryDirectory()
+        let store = try FileStore(group: "small", keyProvider: testPassphrase(), root: tmp.path)
+        try store.commit([put("a", "committed")])
+        let stateA = readBytes(tmp.path + "/small/state")
+        let logA = readBytes(tmp.path + "/small/log")
+        let contentsA = contents(try store.load().0)
+        try store.commit([put("b", "appended"), delete("a"), put("c", "also appended")])
+        let logAB = readBytes(tmp.path + "/small/log")
+        let contentsAB = contents(try store.load().0)
+        for cut in logA.count...logAB.count {
+            // The second transaction's append stopped after `cut` bytes and was never published.
+            writeBytes(Array(logAB[..<cut]), to: tmp.path + "/small/log")
+            writeBytes(stateA, to: tmp.path + "/small/state")
+            let reopened = try FileStore(group: "small", keyProvider: testPassphrase(), root: tmp.path)
+            let loaded = contents(try reopened.load().0)
+            #expect(loaded == (cut == logAB.count ? contentsAB : contentsA), "cut at \(cut)")
+            #expect(readBytes(tmp.path + "/small/log") == (cut == logAB.count ? logAB : logA), "cut at \(cut)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: tmp.path + "/small/quarantine"))
+    }
+
     @Test func quarantinedCopyIsTheDamagedFileAndTheOriginalStays() throws {
         let tmp = TemporaryDirectory()
         _ = try Self.makeSmallGroup(tmp.path)
