@@ -221,9 +221,21 @@ final class Helper: @unchecked Sendable {
         let stream = try store.changes()
         let generation = store.currentGeneration()
         let helper = try Helper(["write", tmp.path, "watched", "w", "1"])
-        var iterator = stream.makeAsyncIterator()
-        let event: Void? = await iterator.next()
-        #expect(event != nil)
+        // Wait for the first event, but never hang the suite: give up after 10 s.
+        let fired = await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                for await _ in stream { return true }
+                return false
+            }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(10))
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
+        #expect(fired)
         _ = helper.finish()
         #expect(store.currentGeneration() != generation)
     }
