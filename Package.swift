@@ -57,9 +57,15 @@ let package = Package(
             dependencies: ["SecureTokenCache"],
             swiftSettings: strictSettings
         ),
+        // Spawned by the multi-process FileStore tests (a real second process per writer/reader).
+        .executableTarget(
+            name: "stc-testhelper",
+            dependencies: ["SecureTokenCache"],
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "SecureTokenCacheTests",
-            dependencies: ["SecureTokenCache"],
+            dependencies: ["SecureTokenCache", "stc-testhelper", "stc-keyring-helper"],
             resources: [.copy("Fixtures")],
             swiftSettings: strictSettings
         ),

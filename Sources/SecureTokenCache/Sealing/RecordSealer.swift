@@ -1,41 +1,5 @@
 import CSodium
 
-/// A 16-byte keyed hash (BLAKE2b under a subkey of the group key) of a record name.
-///
-/// Record names are MSAL cache keys, which contain user and tenant ids, so a store keeps only this
-/// tag in the clear: it identifies a record (for compaction, deduplication) without revealing it.
-struct NameTag: Hashable, Sendable {
-    /// The tag's 16 bytes as two little-endian words.
-    var low: UInt64
-    /// See ``low``.
-    var high: UInt64
-
-    /// The length of a tag in bytes.
-    static let byteCount = 16
-
-    /// The tag stored at `bytes` (16 bytes, little-endian).
-    init(_ bytes: UnsafeRawBufferPointer) {
-        low = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self))
-        high = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
-    }
-
-    /// Appends the tag's 16 bytes to `output`.
-    func append(to output: inout [UInt8]) {
-        withUnsafeBytes(of: low.littleEndian) { output.append(contentsOf: $0) }
-        withUnsafeBytes(of: high.littleEndian) { output.append(contentsOf: $0) }
-    }
-}
-
-/// A record change as it opens out of a sealed blob.
-struct OpenedRecord: Sendable {
-    /// The change (a put with its payload, or a delete).
-    var change: RecordChange
-    /// The sequence number it was sealed with.
-    var sequence: UInt64
-    /// The keyed hash of its name.
-    var nameTag: NameTag
-}
-
 /// Seals and opens the records of one group under the group's key.
 ///
 /// A sealed record (the unit every store persists) is
@@ -130,36 +94,65 @@ final class RecordSealer: Sendable {
         }
     }
 
+    /// Reusable scratch memory for opening many records in a row. Holds plaintext between calls:
+    /// call ``wipe()`` when done.
+    struct OpeningBuffers {
+        fileprivate var plaintext: [UInt8] = []
+        fileprivate var associatedData: [UInt8] = []
+
+        /// A fresh, empty set of buffers.
+        init() {}
+
+        /// Zeroes the plaintext buffer.
+        mutating func wipe() { Sodium.wipe(&plaintext) }
+    }
+
     /// Opens one sealed record (exactly the bytes ``seal(_:sequence:appendingTo:)`` appended).
     /// Throws ``TokenCacheError/Code/storeCorrupted`` if it is malformed or does not authenticate
     /// (damaged, tampered with, swapped, or sealed under another key or group).
     func open(_ sealed: UnsafeRawBufferPointer) throws -> OpenedRecord {
+        var buffers = OpeningBuffers()
+        defer { buffers.wipe() }
+        return try open(sealed, buffers: &buffers)
+    }
+
+    /// ``open(_:)`` with caller-provided scratch memory, for loops over many records.
+    func open(_ sealed: UnsafeRawBufferPointer, buffers: inout OpeningBuffers) throws -> OpenedRecord {
         guard sealed.count >= Self.prefixByteCount + XChaCha20Poly1305.overhead,
             let operation = Operation(rawValue: sealed[0]),
             let kind = RecordKind(rawValue: sealed[1])
         else { throw Self.damaged("a sealed record is malformed") }
         let tag = NameTag(UnsafeRawBufferPointer(rebasing: sealed[2..<(2 + NameTag.byteCount)]))
-        let sequence = UInt64(littleEndian: sealed.loadUnaligned(fromByteOffset: 2 + NameTag.byteCount, as: UInt64.self))
-        let associatedData = self.associatedData(sealed[..<Self.prefixByteCount])
+        let sequence = UInt64(
+            littleEndian: sealed.loadUnaligned(fromByteOffset: 2 + NameTag.byteCount, as: UInt64.self))
+        buffers.associatedData.removeAll(keepingCapacity: true)
+        buffers.associatedData += associatedDataPrefix
+        buffers.associatedData += sealed[..<Self.prefixByteCount]
         let box = UnsafeRawBufferPointer(rebasing: sealed[Self.prefixByteCount...])
-        guard let plaintext = associatedData.withUnsafeBytes({ XChaCha20Poly1305.open(box, using: key, authenticating: $0) }) else {
+        guard
+            let count = buffers.associatedData.withUnsafeBytes({
+                XChaCha20Poly1305.open(box, using: key, authenticating: $0, into: &buffers.plaintext)
+            })
+        else {
             throw Self.damaged("a sealed record failed to authenticate (damaged, tampered with, or sealed with another key)")
         }
-        guard plaintext.count >= 4 else { throw Self.damaged("a sealed record's contents are malformed") }
-        let nameCount = Int(plaintext.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) })
-        guard nameCount <= plaintext.count - 4,
-            let name = String(validating: plaintext[4..<(4 + nameCount)], as: UTF8.self),
-            nameTag(of: name) == tag
-        else { throw Self.damaged("a sealed record's name does not match its tag") }
-        let id = RecordID(kind: kind, name: name)
-        let change: RecordChange
-        switch operation {
-        case .put: change = .put(Record(id: id, payload: Array(plaintext[(4 + nameCount)...])))
-        case .delete:
-            guard plaintext.count == 4 + nameCount else { throw Self.damaged("a sealed delete carries a payload") }
-            change = .delete(id)
+        guard count >= 4 else { throw Self.damaged("a sealed record's contents are malformed") }
+        return try buffers.plaintext.withUnsafeBytes { plaintext in
+            let nameCount = Int(UInt32(littleEndian: plaintext.loadUnaligned(as: UInt32.self)))
+            guard nameCount <= count - 4,
+                let name = String(validating: plaintext[4..<(4 + nameCount)], as: UTF8.self),
+                nameTag(of: name) == tag
+            else { throw Self.damaged("a sealed record's name does not match its tag") }
+            let id = RecordID(kind: kind, name: name)
+            let change: RecordChange
+            switch operation {
+            case .put: change = .put(Record(id: id, payload: Array(plaintext[(4 + nameCount)..<count])))
+            case .delete:
+                guard count == 4 + nameCount else { throw Self.damaged("a sealed delete carries a payload") }
+                change = .delete(id)
+            }
+            return OpenedRecord(change: change, sequence: sequence, nameTag: tag)
         }
-        return OpenedRecord(change: change, sequence: sequence, nameTag: tag)
     }
 
     /// Seals an arbitrary store-level structure (a commit marker, a key check) under the group key:
@@ -167,7 +160,8 @@ final class RecordSealer: Sendable {
     func sealMarker(context: StaticString, associatedData: [UInt8], appendingTo output: inout [UInt8]) throws {
         let ad = markerAssociatedData(context: context, associatedData)
         try ad.withUnsafeBytes { ad in
-            try XChaCha20Poly1305.seal(UnsafeRawBufferPointer(start: nil, count: 0), using: key, authenticating: ad, appendingTo: &output)
+            try XChaCha20Poly1305.seal(
+                UnsafeRawBufferPointer(start: nil, count: 0), using: key, authenticating: ad, appendingTo: &output)
         }
     }
 
@@ -187,12 +181,6 @@ final class RecordSealer: Sendable {
     private func associatedData(_ recordPrefix: some Collection<UInt8>) -> [UInt8] {
         var ad = associatedDataPrefix
         ad.reserveCapacity(ad.count + Self.prefixByteCount)
-        ad += recordPrefix
-        return ad
-    }
-
-    private func associatedData(_ recordPrefix: UnsafeRawBufferPointer.SubSequence) -> [UInt8] {
-        var ad = associatedDataPrefix
         ad += recordPrefix
         return ad
     }

@@ -47,6 +47,34 @@ enum XChaCha20Poly1305 {
         }
     }
 
+    /// Opens `box` into `output` (grown as needed; only the first `count` bytes are the plaintext)
+    /// and returns the plaintext's length, or `nil` when the box does not authenticate. For
+    /// loops over many records: one buffer, no allocation per record.
+    static func open(
+        _ box: UnsafeRawBufferPointer,
+        using key: borrowing SecretKey,
+        authenticating associatedData: UnsafeRawBufferPointer,
+        into output: inout [UInt8]
+    ) -> Int? {
+        guard box.count >= overhead, (try? Sodium.ensureInitialised()) != nil else { return nil }
+        let plainCount = box.count - overhead
+        if output.count < plainCount { output += repeatElement(0, count: plainCount - output.count) }
+        let result = output.withUnsafeMutableBytes { out in
+            key.withUnsafeBytes { key in
+                crypto_aead_xchacha20poly1305_ietf_decrypt(
+                    out.baseAddress!.assumingMemoryBound(to: UInt8.self), nil,
+                    nil,
+                    (box.baseAddress! + nonceByteCount).assumingMemoryBound(to: UInt8.self),
+                    UInt64(box.count - nonceByteCount),
+                    associatedData.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(associatedData.count),
+                    box.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                    key.baseAddress!.assumingMemoryBound(to: UInt8.self)
+                )
+            }
+        }
+        return result == 0 ? plainCount : nil
+    }
+
     /// Opens a box made by ``seal(_:using:authenticating:appendingTo:)``. Returns `nil` when the
     /// box is too short or does not authenticate (tampered, wrong key or wrong associated data):
     /// the caller knows which error that is.

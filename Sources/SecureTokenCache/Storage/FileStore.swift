@@ -1,0 +1,609 @@
+import Glibc
+import Synchronization
+
+/// A group stored as a sealed, append-only log in a `0700` directory: the fallback when no Secret
+/// Service is reachable, and the choice for large caches.
+///
+/// Files in `<root>/<group>/`: `header` (format, key source, key check; see ``GroupHeader``),
+/// `log` (sealed records and commit frames; see ``LogFormat``), `state` (the shared generation
+/// counter and the published log length; see ``SharedState``), `lock` (the write lock; see
+/// ``GroupLock``) and, once damage was found, `quarantine/`.
+///
+/// - A write is a transaction under the group lock: catch up, append every record frame and a
+///   commit frame in one write, `fsync`, publish the new length, bump the generation. A failed
+///   write (disk full, file-size limit) is cut off again: nothing of it survives.
+/// - Readers never lock: they read the published length and the log up to it, so they only ever
+///   see complete transactions, and after a change only the new tail.
+/// - When dead records outweigh live ones, the commit also compacts: the live frames are copied
+///   into a new log (`O_EXCL`, `0600`, `fsync`), renamed over the old one, the directory synced,
+///   and the epoch bumped, which makes readers reload.
+/// - Bytes past the published length are an unfinished append: the next writer (or the next
+///   process to open the group) keeps any complete, authenticated transactions there (a writer
+///   killed inside or after its `fsync`, or a state page lost to a power cut), syncs and
+///   publishes them, and cuts the torn rest. So a transaction may become visible although its
+///   writer never returned; one that returned is never lost. Inside the published length,
+///   anything that fails to parse or open is damage:
+///   the group fails with ``TokenCacheError/Code/storeCorrupted`` and the file is copied to
+///   `quarantine/`, never deleted and never read as an empty or shorter cache.
+/// - A compaction whose writer died between its rename and publishing the new epoch is finished
+///   by the next process that finds the lock free.
+/// - ``changes()`` streams inotify events for commits by any process (this one included).
+final class FileStore: CacheStore {
+    /// How long a write waits for another process's lock by default, in seconds.
+    static let defaultLockTimeout = 5.0
+
+    let storeDescription: StoreDescription
+    /// The group's directory.
+    let directory: GroupDirectory
+    /// How long a write waits for the lock, in seconds.
+    let lockTimeout: Double
+    /// Compaction needs at least this many dead records (and more dead than live ones).
+    let compactionMinimumDead: Int
+
+    private let sealer: RecordSealer
+    private let groupID: [UInt8]
+    private let state: SharedState
+    private let lock: GroupLock
+    private let readerLog = Mutex<LogHandle?>(nil)
+    private let writer = Mutex(WriterState())
+    private let failure = Mutex<TokenCacheError?>(nil)
+
+    /// What the lock holder knows about the log.
+    private struct WriterState {
+        var handle: LogHandle?
+        /// The offset up to which the log has been scanned (0: nothing yet).
+        var position: UInt64 = 0
+        var lastSequence: UInt64 = 0
+        var lastCommit: UInt64 = 0
+        var live: [LiveKey: LiveFrame] = [:]
+        var deadCount = 0
+    }
+
+    private struct LiveKey: Hashable {
+        var kind: RecordKind
+        var tag: NameTag
+    }
+
+    private struct LiveFrame {
+        var offset: UInt64
+        var byteCount: Int
+        var sequence: UInt64
+    }
+
+    /// Opens the group `name` under `root` (default ``GroupDirectory/defaultRoot()``), creating it
+    /// with a key from `keyProvider` if it does not exist.
+    ///
+    /// Throws ``TokenCacheError`` with `.wrongKey` (the key does not open this group),
+    /// `.insecurePermissions` (symlink, foreign owner, group/world writable), `.storeCorrupted`
+    /// (damaged header or state; a copy is quarantined), `.unsupportedFormat`, or `.ioFailure`.
+    init(
+        group name: String,
+        keyProvider: any KeyProvider,
+        root: String? = nil,
+        lockTimeout: Double = FileStore.defaultLockTimeout,
+        compactionMinimumDead: Int = 64
+    ) throws {
+        directory = try GroupDirectory(root: root ?? GroupDirectory.defaultRoot(), name: name)
+        self.lockTimeout = lockTimeout
+        self.compactionMinimumDead = compactionMinimumDead
+        var created: RecordSealer? = nil
+        if try SystemCall.lstat(directory.path, "looking for the group directory") == nil {
+            created = try directory.create(keyProvider: keyProvider)
+        }
+        try directory.checkSecure()
+
+        let headerFD: Int32
+        do {
+            headerFD = try directory.openFile("header", O_RDONLY, "opening the group header")
+        } catch let error as TokenCacheError where error.underlying == .posix(call: "open", errno: ENOENT) {
+            throw TokenCacheError(
+                .storeCorrupted, "the group directory \(directory.path) has no header; it is not a usable group")
+        }
+        defer { close(headerFD) }
+        let header: GroupHeader
+        do {
+            header = try GroupHeader(decoding: SystemCall.readAll(headerFD, "reading the group header"))
+        } catch let error as TokenCacheError where error.code == .storeCorrupted {
+            throw Self.quarantined(error, file: "header", in: directory)
+        }
+        let sealer =
+            try created
+            ?? RecordSealer(
+                groupKey: keyProvider.key(for: header.keySource, groupID: header.groupID, groupName: name),
+                groupName: name
+            )
+        guard header.keyMatches(sealer) else {
+            throw TokenCacheError(
+                .wrongKey,
+                "the \(header.keySource.protectionLevel == .passphrase ? "passphrase" : "key") does not open the group \(name)"
+            )
+        }
+        self.sealer = sealer
+        groupID = header.groupID
+        do {
+            state = try SharedState(path: directory.file("state"))
+        } catch let error as TokenCacheError where error.code == .storeCorrupted {
+            throw Self.quarantined(error, file: "state", in: directory)
+        }
+        lock = try GroupLock(fd: directory.openFile("lock", O_RDWR | O_CREAT, "opening the group's lock file"))
+        storeDescription = StoreDescription(
+            kind: .file,
+            location: directory.path,
+            protection: header.keySource.protectionLevel,
+            reason: "a file store was requested"
+        )
+        // Check the log now (ownership, mode, header), so a bad group fails at open, not later.
+        let (word, handle) = try currentLog()
+        if UInt64(try SystemCall.fstat(handle.fd, "checking the group log").st_size) > word.length {
+            // Usually a writer between its append and publishing (then this waits for it); after
+            // a crash, transactions to adopt. A busy lock only postpones this to the next write.
+            do {
+                try publishUnpublishedTail()
+            } catch let error as TokenCacheError where error.code == .lockTimeout {}
+        }
+    }
+
+    /// A stream with one element after each burst of commits to the group by any process
+    /// (this one included), from inotify on the group directory. Compare
+    /// ``currentGeneration()`` with your snapshot to see whether to catch up. The stream ends
+    /// when the caller stops iterating and drops it.
+    func changes() throws -> AsyncStream<Void> {
+        let watcher = try GroupChangeWatcher(directory: directory.path)
+        return AsyncStream { continuation in
+            let task = Task {
+                for await _ in watcher.changes { continuation.yield(()) }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in
+                task.cancel()
+                _ = watcher  // keeps the watcher (and its thread) alive as long as the stream
+            }
+        }
+    }
+
+    /// Opens (or creates) the group `name` with the key from `keys`; see
+    /// ``init(group:keyProvider:root:lockTimeout:compactionMinimumDead:)``.
+    convenience init(group name: String, keys: KeyProviderConfiguration, root: String? = nil) throws {
+        try self.init(group: name, keyProvider: keys.makeProvider(), root: root)
+    }
+
+    // MARK: Reading
+
+    func currentGeneration() -> UInt64 { state.loadGeneration() }
+
+    func load() throws -> ([Record], StoreCursor) {
+        try checkHealthy()
+        let generation = state.loadGeneration()
+        let (word, handle) = try currentLog()
+        let (records, transactions) = try loadAll(handle, length: word.length)
+        // Hand what was just read to the writer side (unless a write is running), so the first
+        // write after opening does not scan the log again.
+        _ = writer.withLockIfAvailable { writer in
+            guard writer.handle?.epoch != handle.epoch || writer.position < word.length else { return }
+            var seeded = WriterState(handle: handle, position: UInt64(LogFormat.headerByteCount))
+            apply(transactions, to: &seeded)
+            writer = seeded
+        }
+        return (records, StoreCursor(generation: generation, epoch: UInt64(word.epoch), position: word.length))
+    }
+
+    func update(since cursor: StoreCursor) throws -> StoreUpdate {
+        try checkHealthy()
+        let generation = state.loadGeneration()
+        let (word, handle) = try currentLog()
+        let now = StoreCursor(generation: generation, epoch: UInt64(word.epoch), position: word.length)
+        if cursor.epoch != now.epoch || cursor.position < UInt64(LogFormat.headerByteCount) || cursor.position > word.length {
+            return .reload(try loadAll(handle, length: word.length).records, now)
+        }
+        if cursor.position == word.length { return .unchanged(now) }
+        guard let transactions = try tail(handle, from: cursor.position, to: word.length) else {
+            // Not a transaction boundary of this log: a cursor from elsewhere. Start over.
+            return .reload(try loadAll(handle, length: word.length).records, now)
+        }
+        return .changes(transactions.flatMap { $0.records.map(\.opened.change) }, now)
+    }
+
+    /// The published commit word and an open log of its epoch. Retries while a compaction is
+    /// being published (the renamed file appears just before its epoch does), and finishes the
+    /// publication of a compaction whose writer died between its rename and publishing.
+    private func currentLog(holdingLock: Bool = false) throws -> (CommitWord, LogHandle) {
+        var previous: CommitWord? = nil
+        var stable = 0
+        for attempt in 0..<400 {
+            let word = try guarded("state") { try state.loadCommitWord() }
+            stable = word == previous ? stable + 1 : 0
+            previous = word
+            if let handle = readerLog.withLock({ $0 }), handle.epoch == word.epoch {
+                try checkLength(handle, word)
+                return (word, handle)
+            }
+            let handle = try openLog()
+            if handle.epoch == word.epoch {
+                readerLog.withLock { $0 = handle }
+                try checkLength(handle, word)
+                return (word, handle)
+            }
+            if handle.epoch == word.epoch &+ 1 {
+                if holdingLock { return try adoptCompactedLog(handle) }
+                if attempt >= 5, let repaired = try writer.withLockIfAvailable({ _ in try repairCompaction(word, handle) }),
+                    let repaired
+                {
+                    return repaired
+                }
+            } else if stable >= 5 {
+                throw fail(
+                    TokenCacheError(.storeCorrupted, "the group's log does not belong to its published state (epoch mismatch)"),
+                    "log")
+            }
+            if attempt < 5 { sched_yield() } else { usleep(1000) }
+        }
+        throw TokenCacheError(.ioFailure, "the group's log is being replaced by another process for too long; retry")
+    }
+
+    /// Takes the group lock if it is free and, if the state still names the old log, publishes
+    /// the compacted one. `nil` when someone else holds the lock (they will do it).
+    private func repairCompaction(_ word: CommitWord, _ handle: LogHandle) throws -> (CommitWord, LogHandle)? {
+        guard lock.tryAcquire() else { return nil }
+        defer { lock.release() }
+        guard try state.loadCommitWord() == word else { return nil }
+        return try adoptCompactedLog(handle)
+    }
+
+    /// Publishes a compacted log left unpublished by a writer that died after renaming it into
+    /// place (it was synced before the rename, so it is complete). Lock holder only.
+    private func adoptCompactedLog(_ handle: LogHandle) throws -> (CommitWord, LogHandle) {
+        let bytes = try SystemCall.readAll(handle.fd, "reading the group log")
+        var scanner = LogScanner(sealer: sealer, lastSequence: 0, lastCommit: 0)
+        let transactions = try bytes.withUnsafeBytes {
+            try scanner.scan(
+                UnsafeRawBufferPointer(rebasing: $0[LogFormat.headerByteCount...]), base: UInt64(LogFormat.headerByteCount),
+                lenient: true)
+        }
+        guard let end = transactions.last?.end else {
+            throw fail(
+                TokenCacheError(.storeCorrupted, "the group's log was replaced by one without a complete transaction"), "log")
+        }
+        if UInt64(bytes.count) > end { try SystemCall.ftruncate(handle.fd, end, "cutting a torn append off the group log") }
+        let word = CommitWord(epoch: handle.epoch, length: end)
+        state.publish(word, durable: true)
+        _ = state.bumpGeneration()
+        readerLog.withLock { $0 = handle }
+        return (word, handle)
+    }
+
+    private func checkLength(_ handle: LogHandle, _ word: CommitWord) throws {
+        let info = try SystemCall.fstat(handle.fd, "checking the group log")
+        guard UInt64(info.st_size) >= word.length else {
+            throw fail(
+                TokenCacheError(
+                    .storeCorrupted,
+                    "the group's log is shorter (\(info.st_size) bytes) than its committed length (\(word.length))"),
+                "log"
+            )
+        }
+    }
+
+    private func openLog() throws -> LogHandle {
+        let fd = try directory.openFile("log", O_RDWR, "opening the group log")
+        let bytes: [UInt8]
+        do {
+            bytes = try SystemCall.pread(fd, count: LogFormat.headerByteCount, at: 0, "reading the group log")
+        } catch {
+            close(fd)
+            throw error
+        }
+        let epoch = bytes.count == LogFormat.headerByteCount ? UInt16(bytes[8]) | UInt16(bytes[9]) << 8 : 0
+        guard LogFormat.headerMatches(bytes, epoch: epoch, groupID: groupID) else {
+            close(fd)
+            throw fail(TokenCacheError(.storeCorrupted, "the group's log header is damaged or belongs to another group"), "log")
+        }
+        return LogHandle(fd: fd, epoch: epoch)
+    }
+
+    /// Reads and opens the whole committed log.
+    private func loadAll(_ handle: LogHandle, length: UInt64) throws -> (records: [Record], transactions: [ScannedTransaction]) {
+        let bytes = try SystemCall.pread(handle.fd, count: Int(length), at: 0, "reading the group log")
+        guard bytes.count == Int(length) else {
+            throw fail(TokenCacheError(.storeCorrupted, "the group's log is shorter than its committed length"), "log")
+        }
+        var scanner = LogScanner(sealer: sealer, lastSequence: 0, lastCommit: 0)
+        let transactions = try guarded("log") {
+            try bytes.withUnsafeBytes {
+                try scanner.scan(
+                    UnsafeRawBufferPointer(rebasing: $0[LogFormat.headerByteCount...]), base: UInt64(LogFormat.headerByteCount),
+                    lenient: false)
+            }
+        }
+        var records: [RecordID: Record] = [:]
+        for transaction in transactions {
+            for record in transaction.records {
+                switch record.opened.change {
+                case .put(let put): records[put.id] = put
+                case .delete(let id): records[id] = nil
+                }
+            }
+        }
+        return (Array(records.values), transactions)
+    }
+
+    /// The committed transactions in `[start, end)`; `start` is the end of a commit frame (or of
+    /// the log header), whose sequence number continues the chain. `nil` if `start` is not the end
+    /// of a commit frame.
+    ///
+    /// `trusted`: `start` is the store's own position, so damage found is the log's (fail and
+    /// quarantine). Otherwise `start` came from a caller's cursor, which may point anywhere: a scan
+    /// that fails returns `nil`, and the caller's full (guarded) load decides whether the log is
+    /// really damaged, so a stray cursor can never get a healthy log quarantined.
+    private func tail(
+        _ handle: LogHandle, from start: UInt64, to end: UInt64, trusted: Bool = false
+    ) throws -> [ScannedTransaction]? {
+        let headerEnd = UInt64(LogFormat.headerByteCount)
+        guard start == headerEnd || start >= headerEnd + UInt64(LogFormat.commitFrameByteCount), start <= end else {
+            return nil
+        }
+        let readStart = start == headerEnd ? start : start - UInt64(LogFormat.commitFrameByteCount)
+        let bytes = try SystemCall.pread(handle.fd, count: Int(end - readStart), at: readStart, "reading the group log")
+        guard bytes.count == Int(end - readStart) else {
+            throw fail(TokenCacheError(.storeCorrupted, "the group's log is shorter than its committed length"), "log")
+        }
+        do {
+            return try bytes.withUnsafeBytes { bytes in
+                var scanner = LogScanner(sealer: sealer, lastSequence: 0, lastCommit: 0)
+                if start != headerEnd {
+                    guard let previous = LogFormat.sequenceOfCommitFrame(endingAt: LogFormat.commitFrameByteCount, in: bytes)
+                    else {
+                        return nil
+                    }
+                    scanner = LogScanner(sealer: sealer, lastSequence: previous, lastCommit: previous)
+                }
+                return try scanner.scan(
+                    UnsafeRawBufferPointer(rebasing: bytes[Int(start - readStart)...]), base: start, lenient: false)
+            }
+        } catch let error as TokenCacheError where error.code == .storeCorrupted {
+            if trusted { throw fail(error, "log") }
+            return nil
+        }
+    }
+
+    // MARK: Writing
+
+    func transact(since cursor: StoreCursor, _ body: (StoreTransaction) throws -> [RecordChange]) throws -> StoreCursor {
+        try checkHealthy()
+        return try writer.withLock { writer in
+            try lock.acquire(timeout: lockTimeout)
+            defer { lock.release() }
+            let (word, handle, scannedFrom, caughtUp) = try catchUp(&writer)
+            let headerEnd = UInt64(LogFormat.headerByteCount)
+            let committed = writer.position
+            let epoch = UInt64(handle.epoch)
+            let before = StoreCursor(generation: state.loadGeneration(), epoch: epoch, position: committed)
+            let update: StoreUpdate
+            if cursor.epoch == epoch, cursor.position == scannedFrom {
+                update =
+                    caughtUp.isEmpty ? .unchanged(before) : .changes(caughtUp.flatMap { $0.records.map(\.opened.change) }, before)
+            } else if cursor.epoch == epoch, cursor.position >= headerEnd, cursor.position <= committed {
+                if cursor.position == committed {
+                    update = .unchanged(before)
+                } else if let transactions = try tail(handle, from: cursor.position, to: committed) {
+                    update = .changes(transactions.flatMap { $0.records.map(\.opened.change) }, before)
+                } else {
+                    update = .reload(try loadAll(handle, length: committed).records, before)
+                }
+            } else {
+                update = .reload(try loadAll(handle, length: committed).records, before)
+            }
+            let compacting = writer.deadCount >= compactionMinimumDead && writer.deadCount > writer.live.count
+            let changes = try body(StoreTransaction(update: update, compacting: compacting))
+            if changes.isEmpty, !compacting, committed == word.length { return before }
+            if !changes.isEmpty { try append(changes, handle, &writer) }
+            var compacted = false
+            if compacting {
+                // The transaction is already durable in the old log; a failed compaction (disk
+                // full, say) only means the log stays longer for now.
+                compacted = (try? compact(&writer)) != nil
+            }
+            state.publish(CommitWord(epoch: writer.handle!.epoch, length: writer.position), durable: compacted)
+            let generation = state.bumpGeneration()
+            return StoreCursor(generation: generation, epoch: UInt64(writer.handle!.epoch), position: writer.position)
+        }
+    }
+
+    /// Brings the writer state up to the end of the log (lock holder only): replays the committed
+    /// transactions it has not seen, then adopts complete ones past the published length and cuts
+    /// the torn rest (``recoverTail(_:_:)``). Returns where the scan started and what it found.
+    private func catchUp(
+        _ writer: inout WriterState
+    ) throws -> (word: CommitWord, handle: LogHandle, scannedFrom: UInt64, caughtUp: [ScannedTransaction]) {
+        let (word, handle) = try currentLog(holdingLock: true)
+        if writer.handle?.epoch != handle.epoch || writer.position > word.length {
+            writer = WriterState(handle: handle, position: UInt64(LogFormat.headerByteCount))
+        }
+        writer.handle = handle
+        let scannedFrom = writer.position
+        var caughtUp: [ScannedTransaction] = []
+        if writer.position < word.length {
+            guard let transactions = try tail(handle, from: writer.position, to: word.length, trusted: true) else {
+                throw fail(TokenCacheError(.storeCorrupted, "the group's log changed under a committed transaction"), "log")
+            }
+            caughtUp = transactions
+            apply(caughtUp, to: &writer)
+            writer.position = word.length
+        }
+        caughtUp += try recoverTail(handle, &writer)
+        return (word, handle, scannedFrom, caughtUp)
+    }
+
+    /// At open: if the log runs past the published length, publishes the complete transactions
+    /// there. After a power loss the state page may lag the synced log; without this, readers
+    /// would see a shorter group until the next write. Waits for a live writer to finish first.
+    private func publishUnpublishedTail() throws {
+        try writer.withLock { writer in
+            try lock.acquire(timeout: lockTimeout)
+            defer { lock.release() }
+            let (word, _, _, _) = try catchUp(&writer)
+            guard writer.position != word.length else { return }
+            state.publish(CommitWord(epoch: writer.handle!.epoch, length: writer.position), durable: false)
+            _ = state.bumpGeneration()
+        }
+    }
+
+    /// Handles bytes past the published length: keeps complete, authenticated transactions (a
+    /// writer that died between its `fsync` and publishing) and cuts off the torn rest.
+    private func recoverTail(_ handle: LogHandle, _ writer: inout WriterState) throws -> [ScannedTransaction] {
+        let size = UInt64(try SystemCall.fstat(handle.fd, "checking the group log").st_size)
+        guard size > writer.position else { return [] }
+        let bytes = try SystemCall.pread(
+            handle.fd, count: Int(size - writer.position), at: writer.position, "reading the group log")
+        var scanner = LogScanner(sealer: sealer, lastSequence: writer.lastSequence, lastCommit: writer.lastCommit)
+        let adopted = (try? bytes.withUnsafeBytes { try scanner.scan($0, base: writer.position, lenient: true) }) ?? []
+        if let last = adopted.last {
+            // Adopted transactions may never have reached the disk (their writer died inside
+            // fsync): make them durable before anyone builds on them.
+            try SystemCall.fsync(handle.fd, "syncing the group log")
+            apply(adopted, to: &writer)
+            writer.position = last.end
+        }
+        if size > writer.position {
+            try SystemCall.ftruncate(handle.fd, writer.position, "cutting a torn append off the group log")
+        }
+        return adopted
+    }
+
+    private func apply(_ transactions: [ScannedTransaction], to writer: inout WriterState) {
+        for transaction in transactions {
+            for record in transaction.records {
+                let id = record.opened.change.id
+                let frame = LiveFrame(offset: record.offset, byteCount: record.byteCount, sequence: record.opened.sequence)
+                note(record.opened.change, key: LiveKey(kind: id.kind, tag: record.opened.nameTag), frame: frame, in: &writer)
+            }
+            writer.position = transaction.end
+            writer.lastSequence = transaction.commitSequence
+            writer.lastCommit = transaction.commitSequence
+        }
+    }
+
+    private func note(_ change: RecordChange, key: LiveKey, frame: LiveFrame, in writer: inout WriterState) {
+        switch change {
+        case .put:
+            if writer.live.updateValue(frame, forKey: key) != nil { writer.deadCount += 1 }
+        case .delete:
+            if writer.live.removeValue(forKey: key) != nil { writer.deadCount += 1 }
+            writer.deadCount += 1
+        }
+    }
+
+    /// Appends one transaction and syncs it; on any failure cuts the file back so nothing of it
+    /// survives.
+    private func append(_ changes: [RecordChange], _ handle: LogHandle, _ writer: inout WriterState) throws {
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(changes.count * 256 + LogFormat.commitFrameByteCount)
+        var sequence = writer.lastSequence
+        var frames: [(change: RecordChange, frame: LiveFrame)] = []
+        frames.reserveCapacity(changes.count)
+        for change in changes {
+            sequence += 1
+            let start = buffer.count
+            try LogFormat.appendRecordFrame(change, sequence: sequence, sealer: sealer, to: &buffer)
+            frames.append(
+                (change, LiveFrame(offset: writer.position + UInt64(start), byteCount: buffer.count - start, sequence: sequence)))
+        }
+        sequence += 1
+        try LogFormat.appendCommitFrame(
+            sequence: sequence, count: changes.count, previousCommit: writer.lastCommit, recordsStart: 0, sealer: sealer,
+            to: &buffer)
+        guard writer.position + UInt64(buffer.count) <= CommitWord.maximumLength else {
+            throw TokenCacheError(.diskFull, "the group's log would exceed 1 TiB")
+        }
+        do {
+            try buffer.withUnsafeBytes { try SystemCall.pwrite(handle.fd, $0, at: writer.position, "appending to the group log") }
+            try SystemCall.fsync(handle.fd, "syncing the group log")
+        } catch {
+            _ = Glibc.ftruncate(handle.fd, off_t(writer.position))
+            throw error
+        }
+        for (change, frame) in frames {
+            note(change, key: LiveKey(kind: change.id.kind, tag: sealer.nameTag(of: change.id.name)), frame: frame, in: &writer)
+        }
+        writer.position += UInt64(buffer.count)
+        writer.lastSequence = sequence
+        writer.lastCommit = sequence
+    }
+
+    /// Rewrites the log with only the live record frames (copied as sealed) and one commit frame,
+    /// under a new epoch: new file (`O_EXCL`, `0600`) → `fsync` → `rename` → `fsync` of the
+    /// directory.
+    private func compact(_ writer: inout WriterState) throws {
+        guard let old = writer.handle else { return }
+        let bytes = try SystemCall.pread(old.fd, count: Int(writer.position), at: 0, "reading the group log")
+        guard bytes.count == Int(writer.position) else { return }
+        let epoch = old.epoch &+ 1
+        var output = LogFormat.header(epoch: epoch, groupID: groupID)
+        var live: [LiveKey: LiveFrame] = [:]
+        live.reserveCapacity(writer.live.count)
+        for (key, frame) in writer.live.sorted(by: { $0.value.sequence < $1.value.sequence }) {
+            live[key] = LiveFrame(offset: UInt64(output.count), byteCount: frame.byteCount, sequence: frame.sequence)
+            output += bytes[Int(frame.offset)..<(Int(frame.offset) + frame.byteCount)]
+        }
+        let sequence = writer.lastSequence + 1
+        try LogFormat.appendCommitFrame(
+            sequence: sequence, count: live.count, previousCommit: 0, recordsStart: LogFormat.headerByteCount, sealer: sealer,
+            to: &output)
+        let temporary = directory.file("log.compact")
+        unlink(temporary)  // a leftover of a compaction that crashed; we hold the lock
+        do {
+            try SystemCall.writeNewFile(temporary, output, "writing the compacted group log")
+        } catch {
+            unlink(temporary)
+            throw error
+        }
+        let fd = try directory.openFile("log.compact", O_RDWR, "opening the compacted group log")
+        let handle = LogHandle(fd: fd, epoch: epoch)
+        guard rename(temporary, directory.file("log")) == 0 else {
+            let error = SystemCall.error("rename", "replacing the group log")
+            unlink(temporary)
+            throw error
+        }
+        // The rename is visible from here on: the new epoch must be published whatever happens.
+        try? SystemCall.fsyncDirectory(directory.path)
+        writer = WriterState(
+            handle: handle, position: UInt64(output.count), lastSequence: sequence, lastCommit: sequence, live: live, deadCount: 0
+        )
+    }
+
+    // MARK: Failure
+
+    private func checkHealthy() throws {
+        if let error = failure.withLock({ $0 }) { throw error }
+    }
+
+    /// Runs `body`; a `.storeCorrupted` error from it fails the group and quarantines `file`.
+    private func guarded<T>(_ file: String, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as TokenCacheError where error.code == .storeCorrupted {
+            throw fail(error, file)
+        }
+    }
+
+    /// Fails the group with `error` (once: later calls rethrow the first failure) and copies the
+    /// damaged `file` into `quarantine/`.
+    private func fail(_ error: TokenCacheError, _ file: String) -> TokenCacheError {
+        failure.withLock { failure in
+            if let failure { return failure }
+            let quarantined = Self.quarantined(error, file: file, in: directory)
+            failure = quarantined
+            return quarantined
+        }
+    }
+
+    private static func quarantined(_ error: TokenCacheError, file: String, in directory: GroupDirectory) -> TokenCacheError {
+        var error = error
+        if let copy = directory.quarantine(file) {
+            error.message +=
+                ". A copy of the damaged file was saved as \(copy); the group cannot be used until it is repaired or removed"
+        } else {
+            error.message += ". The damaged file could not be copied to quarantine; it was left in place"
+        }
+        return error
+    }
+}

@@ -1,0 +1,75 @@
+import Glibc
+
+/// Keys read from a key file: exactly 32 random bytes, mode `0600`, owned by the user.
+///
+/// Making a group's key creates the file (`0600`, published with `link` so it appears complete or
+/// not at all) if it does not exist yet, and reuses it
+/// if it does, so one key file can protect several groups. A file that is group- or
+/// world-accessible, not owned by the user, or not a regular file is refused with
+/// ``TokenCacheError/Code/insecurePermissions``; the bytes go straight into guarded memory.
+struct KeyFileKeyProvider: KeyProvider {
+    /// The key file's path.
+    let path: String
+
+    /// A provider for the key file at `path`.
+    init(path: String) throws {
+        guard !path.isEmpty else { throw TokenCacheError(.invalidArgument, "the key file path is empty") }
+        self.path = path
+    }
+
+    var protectionLevel: ProtectionLevel { .keyFile }
+
+    func makeKey(groupID: [UInt8], groupName: String) throws -> ProvidedKey {
+        if access(path, F_OK) == 0 { return ProvidedKey(key: try readKey(), source: .keyFile) }
+        // Write the key to a private temporary file and link it into place: `link` fails if the
+        // key file appeared meanwhile, so a process racing us never reads a half-written key.
+        let suffix = try Sodium.randomBytes(6).map { String($0, radix: 16) }.joined()
+        let temporary = path + ".new-\(getpid())-\(suffix)"
+        let fd = try SystemCall.open(
+            temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600, "creating the key file \(path)")
+        defer { unlink(temporary) }
+        let key: SecretKey
+        do {
+            defer { close(fd) }
+            key = try SecretKey()
+            try key.withUnsafeBytes { try SystemCall.pwrite(fd, $0, at: 0, "writing the key file \(path)") }
+            try SystemCall.fsync(fd, "syncing the key file \(path)")
+        }
+        guard link(temporary, path) == 0 else {
+            guard errno == EEXIST else { throw SystemCall.error("link", "creating the key file \(path)") }
+            return ProvidedKey(key: try readKey(), source: .keyFile)
+        }
+        try SystemCall.fsyncDirectory(SystemCall.parentDirectory(of: path))
+        return ProvidedKey(key: key, source: .keyFile)
+    }
+
+    func key(for source: KeySource, groupID: [UInt8], groupName: String) throws -> SecretKey {
+        guard case .keyFile = source else { throw mismatch(source) }
+        return try readKey()
+    }
+
+    private func readKey() throws -> SecretKey {
+        let fd = try SystemCall.open(path, O_RDONLY | O_NOFOLLOW, 0, "opening the key file \(path)")
+        defer { close(fd) }
+        let info = try SystemCall.fstat(fd, "checking the key file \(path)")
+        guard info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid(), info.st_mode & 0o077 == 0 else {
+            throw TokenCacheError(
+                .insecurePermissions,
+                "the key file \(path) must be a regular file owned by you with mode 0600 (chmod 600 it, or make a new one)"
+            )
+        }
+        guard info.st_size == off_t(SecretKey.byteCount) else {
+            throw TokenCacheError(
+                .wrongKey, "the key file \(path) is not a key file (it must hold exactly \(SecretKey.byteCount) bytes)")
+        }
+        return try SecretKey { buffer in
+            var done = 0
+            while done < buffer.count {
+                let n = Glibc.pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(done))
+                if n < 0, errno == EINTR { continue }
+                guard n > 0 else { throw SystemCall.error("pread", "reading the key file \(path)") }
+                done += n
+            }
+        }
+    }
+}

@@ -1,0 +1,118 @@
+import Glibc
+
+/// Thin, retrying wrappers around the POSIX calls the file store makes, turning failures into
+/// ``TokenCacheError`` values that keep the call and `errno`.
+enum SystemCall {
+    /// The error for a failed `call` (with the current `errno`): `.diskFull` for ENOSPC, EFBIG
+    /// and EDQUOT, `.ioFailure` otherwise. `what` says what was being done, for a person.
+    static func error(_ call: String, _ what: String, errno code: Int32 = errno) -> TokenCacheError {
+        let disk = code == ENOSPC || code == EFBIG || code == EDQUOT
+        return TokenCacheError(
+            disk ? .diskFull : .ioFailure,
+            disk ? "\(what): the disk or the file-size limit is full; nothing was written" : "\(what) failed: \(describe(code))",
+            underlying: .posix(call: call, errno: code)
+        )
+    }
+
+    /// `strerror` text for `code`.
+    static func describe(_ code: Int32) -> String {
+        String(cString: strerror(code))
+    }
+
+    /// Opens `path`, retrying on EINTR. Throws unless it succeeds.
+    static func open(_ path: String, _ flags: Int32, _ mode: mode_t = 0o600, _ what: String) throws -> Int32 {
+        while true {
+            let fd = Glibc.open(path, flags | O_CLOEXEC, mode)
+            if fd >= 0 { return fd }
+            if errno != EINTR { throw error("open", what) }
+        }
+    }
+
+    /// Reads exactly `count` bytes at `offset` (fewer only at end of file).
+    static func pread(_ fd: Int32, count: Int, at offset: UInt64, _ what: String) throws -> [UInt8] {
+        try [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            var done = 0
+            while done < count {
+                let n = Glibc.pread(fd, buffer.baseAddress! + done, count - done, off_t(offset) + off_t(done))
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    initialized = done
+                    throw error("pread", what)
+                }
+                if n == 0 { break }
+                done += n
+            }
+            initialized = done
+        }
+    }
+
+    /// Writes all of `bytes` at `offset`, retrying short writes. On failure some prefix may have
+    /// been written: the caller rolls back.
+    static func pwrite(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: UInt64, _ what: String) throws {
+        var done = 0
+        while done < bytes.count {
+            let n = Glibc.pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw error("pwrite", what)
+            }
+            done += n
+        }
+    }
+
+    /// `fsync`, retrying on EINTR.
+    static func fsync(_ fd: Int32, _ what: String) throws {
+        while Glibc.fsync(fd) != 0 {
+            if errno != EINTR { throw error("fsync", what) }
+        }
+    }
+
+    /// `ftruncate`, retrying on EINTR.
+    static func ftruncate(_ fd: Int32, _ length: UInt64, _ what: String) throws {
+        while Glibc.ftruncate(fd, off_t(length)) != 0 {
+            if errno != EINTR { throw error("ftruncate", what) }
+        }
+    }
+
+    /// `fstat` of an open descriptor.
+    static func fstat(_ fd: Int32, _ what: String) throws -> stat {
+        var info = stat()
+        guard Glibc.fstat(fd, &info) == 0 else { throw error("fstat", what) }
+        return info
+    }
+
+    /// `lstat` of a path, or `nil` if it does not exist.
+    static func lstat(_ path: String, _ what: String) throws -> stat? {
+        var info = stat()
+        if Glibc.lstat(path, &info) == 0 { return info }
+        if errno == ENOENT { return nil }
+        throw error("lstat", what)
+    }
+
+    /// Makes a directory's entries durable (after a create or a rename in it).
+    static func fsyncDirectory(_ path: String) throws {
+        let fd = try open(path, O_RDONLY | O_DIRECTORY, 0, "opening \(path) to sync it")
+        defer { close(fd) }
+        try fsync(fd, "syncing directory \(path)")
+    }
+
+    /// Writes `bytes` to a new file at `path` (which must not exist), `0600`, and syncs it.
+    static func writeNewFile(_ path: String, _ bytes: [UInt8], _ what: String) throws {
+        let fd = try open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600, what)
+        defer { close(fd) }
+        try bytes.withUnsafeBytes { try pwrite(fd, $0, at: 0, what) }
+        try fsync(fd, what)
+    }
+
+    /// The whole content of an open file.
+    static func readAll(_ fd: Int32, _ what: String) throws -> [UInt8] {
+        let info = try fstat(fd, what)
+        return try pread(fd, count: Int(info.st_size), at: 0, what)
+    }
+
+    /// The directory part of `path` (`.` when there is none).
+    static func parentDirectory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+}

@@ -1,0 +1,108 @@
+import Foundation
+import Testing
+
+@testable import SecureTokenCache
+
+/// A temporary directory removed when the value goes away.
+final class TemporaryDirectory: @unchecked Sendable {
+    let path: String
+
+    init() {
+        var template = Array((NSTemporaryDirectory() + "stc-test-XXXXXX").utf8CString)
+        let result = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+        precondition(result != nil, "mkdtemp failed")
+        path = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    deinit {
+        _ = chmodRecursively(path)
+        try? FileManager.default.removeItem(atPath: path)
+    }
+
+    private func chmodRecursively(_ path: String) -> Bool {
+        chmod(path, 0o700)
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [] {
+            var isDirectory: ObjCBool = false
+            let child = path + "/" + entry
+            if FileManager.default.fileExists(atPath: child, isDirectory: &isDirectory), isDirectory.boolValue {
+                _ = chmodRecursively(child)
+            }
+        }
+        return true
+    }
+}
+
+/// Fast keys for tests (Argon2id at its minimum limits).
+func testPassphrase(_ passphrase: String = "correct horse battery staple") -> any KeyProvider {
+    try! PassphraseKeyProvider(passphrase: passphrase, parameters: .minimum)
+}
+
+func put(_ name: String, _ payload: String, kind: RecordKind = .accessToken) -> RecordChange {
+    .put(Record(id: RecordID(kind: kind, name: name), payload: Array(payload.utf8)))
+}
+
+func delete(_ name: String, kind: RecordKind = .accessToken) -> RecordChange {
+    .delete(RecordID(kind: kind, name: name))
+}
+
+/// A group's records as name → payload text (for comparisons).
+func contents(_ records: [Record]) -> [String: String] {
+    var result: [String: String] = [:]
+    for record in records {
+        let key = "\(record.id.kind.rawValue):\(record.id.name)"
+        precondition(result[key] == nil, "duplicate record \(key)")
+        result[key] = String(decoding: record.payload, as: UTF8.self)
+    }
+    return result
+}
+
+/// Applies an update to a name → payload snapshot.
+func apply(_ update: StoreUpdate, to snapshot: inout [String: String]) {
+    switch update {
+    case .unchanged: break
+    case .changes(let changes, _):
+        for change in changes {
+            let key = "\(change.id.kind.rawValue):\(change.id.name)"
+            switch change {
+            case .put(let record): snapshot[key] = String(decoding: record.payload, as: UTF8.self)
+            case .delete: snapshot[key] = nil
+            }
+        }
+    case .reload(let records, _): snapshot = contents(records)
+    }
+}
+
+extension FileStore {
+    /// Commits `changes` as one transaction, ignoring what others changed.
+    @discardableResult
+    func commit(_ changes: [RecordChange], since cursor: StoreCursor = .start) throws -> StoreCursor {
+        try transact(since: cursor) { _ in changes }
+    }
+}
+
+/// Every regular file under `path`, recursively.
+func allFiles(under path: String) -> [String] {
+    guard let enumerator = FileManager.default.enumerator(atPath: path) else { return [] }
+    var files: [String] = []
+    while let entry = enumerator.nextObject() as? String {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path + "/" + entry, isDirectory: &isDirectory), !isDirectory.boolValue {
+            files.append(path + "/" + entry)
+        }
+    }
+    return files.sorted()
+}
+
+func readBytes(_ path: String) -> [UInt8] {
+    (try? Array(Data(contentsOf: URL(fileURLWithPath: path)))) ?? []
+}
+
+/// Overwrites a file in place (never shrinking it below `bytes.count` on the way, so a state file
+/// another instance still maps is never briefly empty).
+func writeBytes(_ bytes: [UInt8], to path: String) {
+    let fd = open(path, O_WRONLY)
+    precondition(fd >= 0, "open \(path) failed")
+    bytes.withUnsafeBytes { _ = pwrite(fd, $0.baseAddress, $0.count, 0) }
+    ftruncate(fd, off_t(bytes.count))
+    close(fd)
+}
