@@ -53,27 +53,13 @@ public struct CacheConfiguration: Sendable, Hashable {
 }
 
 extension CacheGroup {
-    /// Opens the group `name` as `configuration` says.
-    ///
-    /// Throws `TokenCacheError`: `.noSessionBus`, `.secretServiceUnavailable`,
-    /// `.collectionLocked` for the keyring; `.wrongKey`, `.storeCorrupted`,
-    /// `.insecurePermissions` for the file store; `.invalidArgument` for a bad name.
-    public static func open(_ name: String = CacheGroup.defaultName, configuration: CacheConfiguration = CacheConfiguration()) throws -> CacheGroup {
-        try validate(name: name)
-        switch configuration.store {
-        case .memory:
-            return CacheGroup(inMemory: name)
-        case .auto, .keyring, .file:
-            throw TokenCacheError(.invalidArgument, "the \(configuration.store.rawValue) store is not available in this build")
-        }
-    }
-
-    /// Group names become folder and keyring attribute values: keep them to a safe alphabet.
+    /// Group names become folder names and keyring attribute values: keep them to a safe alphabet.
     static func validate(name: String) throws {
         let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
-        guard !name.isEmpty, name.count <= 200, name.allSatisfy(allowed.contains), name != ".", name != ".." else {
+        guard !name.isEmpty, name.count <= 200, name.allSatisfy(allowed.contains), !name.hasPrefix(".") else {
             throw TokenCacheError(
-                .invalidArgument, "a group name uses letters, digits, '.', '_' and '-' only (at most 200), such as com.example.apps")
+                .invalidArgument,
+                "a group name uses letters, digits, '.', '_' and '-' only (at most 200, not starting with '.'), such as com.example.apps")
         }
     }
 }

@@ -29,6 +29,8 @@ public final class CacheGroup: Sendable {
     public let name: String
     let store: any CacheStore
     let clock: @Sendable () -> Int64
+    /// Why the store was chosen, when the opener knows better than the store.
+    private let reason: String?
     private let current: Mutex<Snapshot>
     /// Serialises catching up, so concurrent readers replay another process's write once.
     private let catchUpLock = Mutex(())
@@ -41,10 +43,13 @@ public final class CacheGroup: Sendable {
         try! self.init(name: name, store: MemoryStore(name: name))
     }
 
-    init(name: String, store: any CacheStore, clock: @escaping @Sendable () -> Int64 = CacheGroup.systemClock) throws {
+    init(
+        name: String, store: any CacheStore, clock: @escaping @Sendable () -> Int64 = CacheGroup.systemClock, reason: String? = nil
+    ) throws {
         self.name = name
         self.store = store
         self.clock = clock
+        self.reason = reason
         let (records, cursor) = try store.load()
         current = Mutex(Snapshot(index: try RecordCodec.build(records), cursor: cursor))
     }
@@ -57,7 +62,11 @@ public final class CacheGroup: Sendable {
     }
 
     /// Where the group lives, what protects it, and why that store was chosen.
-    public var storeDescription: StoreDescription { store.storeDescription }
+    public var storeDescription: StoreDescription {
+        var description = store.storeDescription
+        if let reason { description.reason = reason }
+        return description
+    }
 
     /// The group's generation: bumped by every commit of any process.
     public var generation: UInt64 { store.currentGeneration() }

@@ -1,0 +1,141 @@
+import Glibc
+
+extension CacheGroup {
+    /// Opens the group `name` as `configuration` says.
+    ///
+    /// With `.auto` (the default) the group opens where it already lives; a new group goes to the
+    /// Secret Service when one is reachable and unlocked, else to the encrypted file store. `auto`
+    /// never falls back silently: a group that lives in the keyring fails with the keyring's
+    /// error (for example `.collectionLocked`) rather than opening an empty file group.
+    /// ``storeDescription`` says what was chosen and why.
+    ///
+    /// Throws `TokenCacheError`: `.noSessionBus`, `.secretServiceUnavailable`,
+    /// `.collectionLocked`, `.interactionNotAllowed`, `.keyringTimeout` for the keyring;
+    /// `.wrongKey`, `.storeCorrupted`, `.insecurePermissions`, `.lockTimeout` for the file store;
+    /// `.invalidArgument` for a bad name or configuration.
+    public static func open(
+        _ name: String = CacheGroup.defaultName,
+        configuration: CacheConfiguration = CacheConfiguration()
+    ) throws -> CacheGroup {
+        try validate(name: name)
+        switch configuration.store {
+        case .memory:
+            return CacheGroup(inMemory: name)
+        case .keyring:
+            return try openInKeyring(name, configuration, reason: "the keyring store was requested")
+        case .file:
+            return try openInFile(name, configuration, reason: "the file store was requested")
+        case .auto:
+            return try openAutomatically(name, configuration)
+        }
+    }
+
+    private static func openAutomatically(_ name: String, _ configuration: CacheConfiguration) throws -> CacheGroup {
+        let root = try fileRoot(configuration)
+        if exists(root + "/" + name) {
+            return try openInFile(name, configuration, reason: "the group already lives in the file store at \(root)")
+        }
+        if exists(keyringMarker(root: root, name: name)) {
+            // The group lives in the keyring: its errors (locked, no bus) are the answer, never a
+            // new, empty file group.
+            return try openInKeyring(name, configuration, reason: "the group lives in the Secret Service")
+        }
+        let keyring = keyringAvailability(configuration)
+        if keyring == nil {
+            return try openInKeyring(name, configuration, reason: "the Secret Service is reachable and unlocked")
+        }
+        let why = keyring.map { "the Secret Service is not usable (\($0.code))" } ?? ""
+        return try openInFile(name, configuration, reason: "\(why); using the encrypted file store at \(root)")
+    }
+
+    private static func keyringOptions(_ configuration: CacheConfiguration) -> KeyringOptions {
+        KeyringOptions(allowInteraction: configuration.allowsInteraction)
+    }
+
+    /// `nil` when the Secret Service is reachable and its default collection unlocked, else why not.
+    static func keyringAvailability(_ configuration: CacheConfiguration) -> TokenCacheError? {
+        do {
+            let options = keyringOptions(configuration)
+            try KeyringClient.probe(busAddress: nil, timeout: options.probeTimeout)
+            let client = KeyringClient(schema: .group, options: options)
+            return try client.isDefaultCollectionLocked()
+                ? TokenCacheError(.collectionLocked, "the keyring collection is locked") : nil
+        } catch let error as TokenCacheError {
+            return error
+        } catch {
+            return TokenCacheError(.keyringFailure, "the Secret Service could not be probed")
+        }
+    }
+
+    private static func openInKeyring(_ name: String, _ configuration: CacheConfiguration, reason: String) throws -> CacheGroup {
+        let store = try KeyringStore(
+            group: name, options: keyringOptions(configuration), lockTimeout: .milliseconds(Int(configuration.lockTimeout * 1000)))
+        // Remember where the group lives, so `auto` never opens an empty file group in its place.
+        let root = try fileRoot(configuration)
+        try? GroupDirectory(root: root, name: name).createRoot()
+        let marker = keyringMarker(root: root, name: name)
+        if !exists(marker) {
+            let fd = Glibc.open(marker, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+            if fd >= 0 { close(fd) }
+        }
+        return try CacheGroup(name: name, store: store, reason: reason)
+    }
+
+    private static func openInFile(_ name: String, _ configuration: CacheConfiguration, reason: String) throws -> CacheGroup {
+        let root = try fileRoot(configuration)
+        var why = reason
+        let keys: any KeyProvider
+        switch configuration.keySource {
+        case .passphrase(let passphrase)?:
+            keys = try KeyProviderConfiguration.passphrase(passphrase).makeProvider()
+        case .passphraseFromEnvironment(let variable)?:
+            keys = try KeyProviderConfiguration.passphraseFromEnvironment(variable: variable).makeProvider()
+        case .keyFile(let path)?:
+            keys = try KeyProviderConfiguration.keyFile(path: path).makeProvider()
+        case .keyring?:
+            keys = try KeyringKeySource(
+                group: name, options: keyringOptions(configuration), lockTimeout: .milliseconds(Int(configuration.lockTimeout * 1000)))
+        case nil:
+            if keyringAvailability(configuration) == nil {
+                keys = try KeyringKeySource(
+                    group: name, options: keyringOptions(configuration), lockTimeout: .milliseconds(Int(configuration.lockTimeout * 1000)))
+                why += "; its key is held by the Secret Service"
+            } else {
+                let path = try defaultKeyFile(name)
+                keys = try KeyProviderConfiguration.keyFile(path: path).makeProvider()
+                why += "; its key is the key file \(path) (no Secret Service; configure a passphrase for stronger protection)"
+            }
+        }
+        let store = try FileStore(group: name, keyProvider: keys, root: root, lockTimeout: configuration.lockTimeout)
+        return try CacheGroup(name: name, store: store, reason: why)
+    }
+
+    /// The file-store root: the configured directory, else `$XDG_DATA_HOME/secure-token-cache`.
+    static func fileRoot(_ configuration: CacheConfiguration) throws -> String {
+        try configuration.directory ?? GroupDirectory.defaultRoot()
+    }
+
+    /// The marker that says a group lives in the Secret Service (an empty 0600 file beside the
+    /// file groups; it holds nothing secret).
+    static func keyringMarker(root: String, name: String) -> String { root + "/." + name + ".in-keyring" }
+
+    /// `$XDG_CONFIG_HOME/secure-token-cache/keys/<group>.key` (or `~/.config/...`), folders 0700.
+    static func defaultKeyFile(_ name: String) throws -> String {
+        var base = getenv("XDG_CONFIG_HOME").map { String(cString: $0) } ?? ""
+        if !base.hasPrefix("/") {
+            let home = getenv("HOME").map { String(cString: $0) } ?? ""
+            guard home.hasPrefix("/") else {
+                throw TokenCacheError(.invalidArgument, "no home directory for the key file; set XDG_CONFIG_HOME or configure a key source")
+            }
+            base = home + "/.config"
+        }
+        let folder = base + "/secure-token-cache/keys"
+        try GroupDirectory(root: folder, name: name).createRoot()
+        return folder + "/" + name + ".key"
+    }
+
+    static func exists(_ path: String) -> Bool {
+        var status = stat()
+        return lstat(path, &status) == 0
+    }
+}
