@@ -4,7 +4,8 @@
 Speaks just enough of the Microsoft identity platform's v2.0 token endpoint:
 
   POST /<tenant>/oauth2/v2.0/token   grant_type=refresh_token (RFC 6749 section 6)
-  POST /signin                       JSON {"client_id", "username", "scope"?, "tenant"?}:
+  POST /signin                       JSON {"client_id", "username", "scope"?, "tenant"?,
+                                     "expires_in"?, "refresh_in"?}:
                                      a full first token response, as an interactive
                                      authorization-code sign-in would end (id_token JWT,
                                      client_info, refresh token)
@@ -16,6 +17,10 @@ Speaks just enough of the Microsoft identity platform's v2.0 token endpoint:
                                       "refresh_in": s, "delay": s, "hang": s}
   GET  /stats                        {"requests": {"<client_id> <grant_type>": n}, "total": n}
   POST /reset                        forget the counters (tokens stay valid)
+  POST /shutdown                     exit at once
+
+With --exit-on-stdin-eof the server also exits when its stdin closes, so a test runner that
+dies (or forgets to stop it) never leaves it behind.
 
 Refresh tokens rotate: redeeming one issues a new one and revokes the old, so redeeming a
 refresh token twice gets invalid_grant (what the single-refresh tests must never see).
@@ -30,6 +35,7 @@ import argparse
 import base64
 import hashlib
 import json
+import os
 import secrets
 import sys
 import threading
@@ -195,6 +201,10 @@ class Handler(BaseHTTPRequestHandler):
             with a.lock:
                 a.behaviour = json.loads(raw or b"{}")
             return self.send_json(200, {"ok": True})
+        if path == "/shutdown":
+            self.send_json(200, {"ok": True})
+            self.wfile.flush()
+            os._exit(0)
         if path == "/reset":
             with a.lock:
                 a.counts = {}
@@ -207,7 +217,8 @@ class Handler(BaseHTTPRequestHandler):
             a.count(client.lower(), "authorization_code")
             user = a.user(request["username"], request.get("tenant", a.default_tenant))
             scope = request.get("scope", "User.Read openid profile offline_access")
-            return self.send_json(200, a.issue(client, user, scope, {}))
+            shape = {k: request[k] for k in ("refresh_in", "expires_in") if k in request}
+            return self.send_json(200, a.issue(client, user, scope, shape))
         if path.endswith("/oauth2/v2.0/token") or path.endswith("/oauth2/token"):
             form = dict(urllib.parse.parse_qsl(raw.decode("utf-8", "replace")))
             grant = form.get("grant_type", "")
@@ -256,7 +267,16 @@ def main():
     parser.add_argument("--port", type=int, default=0, help="port to listen on (0: any free port)")
     parser.add_argument("--family-client", action="append", default=[], help="a FOCI family client id (repeatable)")
     parser.add_argument("--tenant", default="72f988bf-86f1-41af-91ab-2d7cd011db47", help="the users' home tenant id")
+    parser.add_argument("--exit-on-stdin-eof", action="store_true", help="exit when stdin closes (the parent is gone)")
     args = parser.parse_args()
+
+    if args.exit_on_stdin_eof:
+        def watch():
+            while sys.stdin.buffer.read(4096):
+                pass
+            os._exit(0)
+
+        threading.Thread(target=watch, daemon=True).start()
 
     Handler.authority = Authority(args.family_client, args.tenant)
     server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)

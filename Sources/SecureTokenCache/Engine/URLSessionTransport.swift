@@ -35,67 +35,94 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
         request.setValue("application/json", forHTTPHeaderField: "Accept")
         request.httpBody = Data(FormEncoding.encode(form))
 
-        let box = TaskBox()
+        let pending = PendingRequest()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPTransportResponse, any Error>) in
+                pending.start(continuation)
                 let task = session.dataTask(with: request) { data, response, error in
-                    if let error {
-                        // The error's text may hold the URL only; the form (and its token) is never in it.
-                        let code = (error as? URLError)?.code
-                        let what =
-                            switch code {
-                            case .timedOut?: "did not answer within \(timeout) s"
-                            case .cancelled?: "request was cancelled"
-                            case .networkConnectionLost?: "connection broke before the whole answer arrived"
-                            case .cannotConnectToHost?, .cannotFindHost?: "could not be reached"
-                            default: "request failed (URLError \(code?.rawValue ?? 0))"
-                            }
-                        continuation.resume(throwing: TokenCacheError(.network, "the token endpoint \(what); check the network and retry"))
-                        return
-                    }
-                    guard let http = response as? HTTPURLResponse else {
-                        continuation.resume(throwing: TokenCacheError(.network, "the token endpoint did not answer over HTTP"))
-                        return
-                    }
-                    let body = data.map { Array($0) } ?? []
-                    if let expected = http.value(forHTTPHeaderField: "Content-Length").flatMap(Int.init), expected != body.count {
-                        continuation.resume(
-                            throwing: TokenCacheError(
-                                .network, "the token endpoint's answer was cut short (\(body.count) of \(expected) bytes); retry",
-                                server: .init(httpStatus: http.statusCode)))
-                        return
-                    }
-                    continuation.resume(returning: HTTPTransportResponse(status: http.statusCode, body: body))
+                    pending.finish(Self.outcome(data: data, response: response, error: error, timeout: timeout))
                 }
-                box.set(task)
+                pending.set(task)
+                // libcurl-backed URLSession does not enforce timeoutInterval against a server
+                // that accepts the connection and then says nothing: enforce it here.
+                DispatchQueue.global().asyncAfter(deadline: .now() + timeout) {
+                    pending.finish(.failure(TokenCacheError(.network, "the token endpoint did not answer within \(timeout) s; check the network and retry")))
+                }
                 task.resume()
             }
         } onCancel: {
-            box.cancel()
+            pending.finish(.failure(TokenCacheError(.network, "the token request was cancelled")))
         }
+    }
+
+    private static func outcome(data: Data?, response: URLResponse?, error: (any Error)?, timeout: Double) -> Result<HTTPTransportResponse, any Error> {
+        if let error {
+            // The error's text may hold the URL only; the form (and its token) is never in it.
+            let code = (error as? URLError)?.code
+            let what =
+                switch code {
+                case .timedOut?: "did not answer within \(timeout) s"
+                case .cancelled?: "request was cancelled"
+                case .networkConnectionLost?: "connection broke before the whole answer arrived"
+                case .cannotConnectToHost?, .cannotFindHost?: "could not be reached"
+                default: "request failed (URLError \(code?.rawValue ?? 0))"
+                }
+            return .failure(TokenCacheError(.network, "the token endpoint \(what); check the network and retry"))
+        }
+        guard let http = response as? HTTPURLResponse else {
+            return .failure(TokenCacheError(.network, "the token endpoint did not answer over HTTP"))
+        }
+        let body = data.map { Array($0) } ?? []
+        if let expected = http.value(forHTTPHeaderField: "Content-Length").flatMap(Int.init), expected != body.count {
+            return .failure(
+                TokenCacheError(
+                    .network, "the token endpoint's answer was cut short (\(body.count) of \(expected) bytes); retry",
+                    server: .init(httpStatus: http.statusCode)))
+        }
+        return .success(HTTPTransportResponse(status: http.statusCode, body: body))
     }
 }
 
-/// Holds a URLSession task so a cancellation handler can cancel it.
-private final class TaskBox: @unchecked Sendable {
+/// One request in flight: its task and continuation, resumed exactly once by whichever comes
+/// first (the answer, the timeout, a cancellation), which also cancels the task.
+private final class PendingRequest: @unchecked Sendable {
     // @unchecked: every access goes through `lock`.
     private let lock = NSLock()
     private var task: URLSessionTask?
-    private var cancelled = false
+    private var continuation: CheckedContinuation<HTTPTransportResponse, any Error>?
+    private var outcome: Result<HTTPTransportResponse, any Error>?
+
+    func start(_ continuation: CheckedContinuation<HTTPTransportResponse, any Error>) {
+        lock.lock()
+        if let outcome {
+            lock.unlock()
+            continuation.resume(with: outcome)
+            return
+        }
+        self.continuation = continuation
+        lock.unlock()
+    }
 
     func set(_ task: URLSessionTask) {
         lock.lock()
         self.task = task
-        let cancelNow = cancelled
+        let finished = outcome != nil
         lock.unlock()
-        if cancelNow { task.cancel() }
+        if finished { task.cancel() }
     }
 
-    func cancel() {
+    func finish(_ result: Result<HTTPTransportResponse, any Error>) {
         lock.lock()
-        cancelled = true
+        guard outcome == nil else {
+            lock.unlock()
+            return
+        }
+        outcome = result
+        let continuation = self.continuation
+        self.continuation = nil
         let task = self.task
         lock.unlock()
-        task?.cancel()
+        continuation?.resume(with: result)
+        if case .failure = result { task?.cancel() }
     }
 }

@@ -1,0 +1,84 @@
+import Foundation
+import Testing
+
+@testable import SecureTokenCache
+
+/// The token endpoint client's mapping of HTTP answers, and the refresh lock's files.
+@Suite struct SilentEndpointTests {
+    func answer(_ status: Int, _ body: String) -> HTTPTransportResponse {
+        HTTPTransportResponse(status: status, body: Array(body.utf8))
+    }
+
+    func error(_ status: Int, _ body: String) -> TokenCacheError? {
+        do {
+            _ = try HTTPTokenEndpointClient.interpret(answer(status, body))
+            return nil
+        } catch {
+            return error as? TokenCacheError
+        }
+    }
+
+    @Test func invalidGrantAndInteractionRequiredMeanInteraction() {
+        for code in ["invalid_grant", "interaction_required"] {
+            let failure = error(400, #"{"error":"\#(code)","suberror":"consent_required","correlation_id":"c-1"}"#)
+            #expect(failure?.code == .interactionRequired)
+            #expect(failure?.server == .init(error: code, suberror: "consent_required", correlationId: "c-1", httpStatus: 400))
+        }
+    }
+
+    @Test func otherAnswersAreClassified() {
+        #expect(error(400, #"{"error":"invalid_client"}"#)?.code == .serverError)
+        #expect(error(503, #"{"error":"temporarily_unavailable"}"#)?.server?.httpStatus == 503)
+        #expect(error(500, "<html>")?.code == .serverError)
+        #expect(error(200, "not json")?.code == .serverError)
+        #expect(error(200, #"{"token_type":"Bearer"}"#)?.code == .malformedResponse)
+        #expect(error(200, #"{"error":"invalid_grant"}"#)?.code == .interactionRequired)
+        #expect(error(200, #"{"access_token":"x","expires_in":60}"#) == nil)
+    }
+
+    @Test func theFormIsEncodedAsRFC6749Says() {
+        let bytes = FormEncoding.encode([("grant_type", "refresh_token"), ("scope", "User.Read openid"), ("refresh_token", "a+b/c=&d")])
+        #expect(String(decoding: bytes, as: UTF8.self) == "grant_type=refresh_token&scope=User.Read%20openid&refresh_token=a%2Bb%2Fc%3D%26d")
+    }
+
+    /// A transport that records what it was asked to send.
+    final class RecordingTransport: HTTPTransport, @unchecked Sendable {
+        let lock = NSLock()
+        var forms: [[(name: String, value: String)]] = []
+        func post(url: String, form: [(name: String, value: String)], timeout: Double) async throws -> HTTPTransportResponse {
+            lock.withLock { forms.append(form) }
+            return HTTPTransportResponse(status: 400, body: Array(#"{"error":"invalid_grant"}"#.utf8))
+        }
+    }
+
+    @Test func theRequestAsksForClientInfoAndTheOIDCScopes() async throws {
+        let transport = RecordingTransport()
+        let client = HTTPTokenEndpointClient(transport: transport)
+        await #expect(throws: TokenCacheError.self) {
+            try await client.redeem(refreshToken: "rt", clientId: "app", scopes: ["User.Read"], endpoint: "https://example.invalid/t", timeout: 1)
+        }
+        let form = Dictionary(uniqueKeysWithValues: try #require(transport.forms.first).map { ($0.name, $0.value) })
+        #expect(form["grant_type"] == "refresh_token")
+        #expect(form["client_info"] == "1")
+        #expect(Set((form["scope"] ?? "").split(separator: " ")) == ["User.Read", "offline_access", "openid", "profile"])
+    }
+
+    @Test func lockFilesArePrivateAndNameNoUser() async throws {
+        let group = "silent-lock-test"
+        let directory = try RefreshLockFile.directory(group: group)
+        let lock = try await RefreshLockFile.acquire(group: group, key: "alice.tenant\nfamily:1", timeout: 1)
+        defer { lock.release() }
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory)
+        #expect(files.allSatisfy { $0.hasPrefix("refresh-") && !$0.contains("alice") })
+        let attributes = try FileManager.default.attributesOfItem(atPath: directory)
+        #expect((attributes[.posixPermissions] as? Int) == 0o700)
+        for file in files {
+            let mode = try FileManager.default.attributesOfItem(atPath: directory + "/" + file)[.posixPermissions] as? Int
+            #expect(mode == 0o600)
+        }
+        // A second holder of the same key waits, then times out.
+        await #expect(throws: TokenCacheError.self) {
+            _ = try await RefreshLockFile.acquire(group: group, key: "alice.tenant\nfamily:1", timeout: 0.2)
+        }
+    }
+}
