@@ -13,6 +13,7 @@ let package = Package(
     products: [
         .library(name: "SecureTokenCache", targets: ["SecureTokenCache"]),
         .executable(name: "cachetool", targets: ["cachetool"]),
+        .executable(name: "stc-demo", targets: ["stc-demo"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -44,6 +45,14 @@ let package = Package(
         ),
         .executableTarget(
             name: "cachetool",
+            dependencies: [
+                "SecureTokenCache",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "stc-demo",
             dependencies: [
                 "SecureTokenCache",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

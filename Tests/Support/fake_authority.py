@@ -4,7 +4,7 @@
 Speaks just enough of the Microsoft identity platform's v2.0 token endpoint:
 
   POST /<tenant>/oauth2/v2.0/token   grant_type=refresh_token (RFC 6749 section 6)
-  POST /signin                       JSON {"client_id", "username", "scope"?, "tenant"?,
+  POST /signin                       JSON or form {"client_id", "username", "scope"?, "tenant"?,
                                      "expires_in"?, "refresh_in"?}:
                                      a full first token response, as an interactive
                                      authorization-code sign-in would end (id_token JWT,
@@ -212,7 +212,10 @@ class Handler(BaseHTTPRequestHandler):
                 a.behaviour = {"mode": "ok"}
             return self.send_json(200, {"ok": True})
         if path == "/signin":
-            request = json.loads(raw or b"{}")
+            if "json" in (self.headers.get("Content-Type") or ""):
+                request = json.loads(raw or b"{}")
+            else:
+                request = dict(urllib.parse.parse_qsl(raw.decode("utf-8", "replace")))
             client = request["client_id"]
             a.count(client.lower(), "authorization_code")
             user = a.user(request["username"], request.get("tenant", a.default_tenant))
