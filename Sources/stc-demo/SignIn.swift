@@ -24,7 +24,8 @@ struct SignIn: AsyncParsableCommand {
         let answer = try await URLSessionTransport.shared.post(url: authority.base + "/signin", form: form, timeout: 10)
         guard answer.status == 200 else { throw ValidationError("the authority's sign-in answered HTTP \(answer.status)") }
         let response = try TokenResponse(json: answer.body)
-        let request = TokenRequest(clientId: options.client, authority: authority, scopes: ["User.Read"], grantType: "authorization_code")
+        let request = TokenRequest(
+            clientId: options.client, authority: authority, scopes: ["User.Read"], grantType: "authorization_code")
         let token = try cache.store(response, for: request, signIn: true)
         options.say("signed in as \(username); access token fingerprint \(fingerprint(token.secret))")
     }
@@ -55,7 +56,8 @@ struct Token: AsyncParsableCommand {
             return found
         }
         let result = try await reportingInteraction(options) {
-            try await cache.acquireTokenSilently(scopes: Scopes(scope), account: account, authority: authority, forceRefresh: forceRefresh)
+            try await cache.acquireTokenSilently(
+                scopes: Scopes(scope), account: account, authority: authority, forceRefresh: forceRefresh)
         }
         options.say(
             "got a token for \(account.username) \(result.isFromCache ? "from the cache" : "from the authority (silent refresh)"); fingerprint \(fingerprint(result.accessToken))"
@@ -98,7 +100,8 @@ struct Accounts: AsyncParsableCommand {
 
 /// Removes an account for every app of the group.
 struct Wipe: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "wipe", abstract: "Remove an account for every app of the group.")
+    static let configuration = CommandConfiguration(
+        commandName: "wipe", abstract: "Remove an account for every app of the group.")
 
     @OptionGroup var options: AppOptions
 

@@ -5,7 +5,8 @@ import SecureTokenCache
 /// multi-process demo shows, for builds without a durable store.
 struct Walkthrough: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "walkthrough", abstract: "Sign in in app A, token silently in app B, sign A out, B still works (one process).")
+        commandName: "walkthrough",
+        abstract: "Sign in in app A, token silently in app B, sign A out, B still works (one process).")
 
     @Option(help: "The authority, such as http://127.0.0.1:8400/common.")
     var authority: String
@@ -32,16 +33,23 @@ struct Walkthrough: AsyncParsableCommand {
         a.say("signed in as alice@contoso.com")
 
         let account = try await reportingInteraction(b) { () async throws -> Account in
-            guard let found = try appB.accounts().first else { throw TokenCacheError(.interactionRequired, "app B sees no account") }
+            guard let found = try appB.accounts().first else {
+                throw TokenCacheError(.interactionRequired, "app B sees no account")
+            }
             return found
         }
         b.say("sees \(account.username) without signing in")
         let first = try await appB.acquireTokenSilently(scopes: ["User.Read"], account: account, authority: authority)
-        b.say("got a token \(first.isFromCache ? "from the cache" : "from the authority, with A's family refresh token"); fingerprint \(fingerprint(first.accessToken))")
+        b.say(
+            "got a token \(first.isFromCache ? "from the cache" : "from the authority, with A's family refresh token"); fingerprint \(fingerprint(first.accessToken))"
+        )
 
         try appA.signOut(account)
         a.say("signed out; it now sees \(try appA.accounts().count) accounts")
-        let again = try await appB.acquireTokenSilently(scopes: ["User.Read"], account: account, authority: authority, forceRefresh: true)
-        b.say("still works after A's sign-out: fresh token \(again.isFromCache ? "from the cache" : "from the authority"); fingerprint \(fingerprint(again.accessToken))")
+        let again = try await appB.acquireTokenSilently(
+            scopes: ["User.Read"], account: account, authority: authority, forceRefresh: true)
+        b.say(
+            "still works after A's sign-out: fresh token \(again.isFromCache ? "from the cache" : "from the authority"); fingerprint \(fingerprint(again.accessToken))"
+        )
     }
 }

@@ -12,7 +12,8 @@ import Testing
         let world = try SilentWorld()
         let authority = try FakeAuthority()
         let account = try await authority.signIn(world.a)
-        let result = try await world.a.acquireTokenSilently(scopes: scopes, account: account, authority: try authority.authority())
+        let result = try await world.a.acquireTokenSilently(
+            scopes: scopes, account: account, authority: try authority.authority())
         #expect(result.isFromCache)
         #expect(result.scopes.isSubset(of: ["User.Read", "openid", "profile", "offline_access"]))
         #expect(result.account.homeAccountId == account.homeAccountId)
@@ -38,7 +39,8 @@ import Testing
         // The family token was rotated in place: still one refresh token, and it works for A.
         let refreshTokens = try world.group.statistics().countByKind[.refreshToken]
         #expect(refreshTokens == 1)
-        let forced = try await world.a.acquireTokenSilently(scopes: scopes, account: account, authority: try authority.authority(), forceRefresh: true)
+        let forced = try await world.a.acquireTokenSilently(
+            scopes: scopes, account: account, authority: try authority.authority(), forceRefresh: true)
         #expect(!forced.isFromCache)
     }
 
@@ -59,9 +61,11 @@ import Testing
         #expect(try await authority.allRefreshRequests() == before, "a signed-out app must not call the authority")
 
         #expect(try world.b.accounts().map(\.homeAccountId) == [account.homeAccountId])
-        let cached = try await world.b.acquireTokenSilently(scopes: scopes, account: account, authority: try authority.authority())
+        let cached = try await world.b.acquireTokenSilently(
+            scopes: scopes, account: account, authority: try authority.authority())
         #expect(cached.isFromCache && cached.accessToken == fromB.accessToken)
-        let refreshed = try await world.b.acquireTokenSilently(scopes: scopes, account: account, authority: try authority.authority(), forceRefresh: true)
+        let refreshed = try await world.b.acquireTokenSilently(
+            scopes: scopes, account: account, authority: try authority.authority(), forceRefresh: true)
         #expect(!refreshed.isFromCache, "B's single sign-on survives A's sign-out (the family token stays)")
     }
 
@@ -93,7 +97,8 @@ import Testing
         #expect(try await authority.refreshRequests(Fixtures.clientC) == 1)
 
         // The family token was not spent: A still refreshes with it.
-        let refreshed = try await world.a.acquireTokenSilently(scopes: scopes, account: account, authority: try authority.authority(), forceRefresh: true)
+        let refreshed = try await world.a.acquireTokenSilently(
+            scopes: scopes, account: account, authority: try authority.authority(), forceRefresh: true)
         #expect(!refreshed.isFromCache)
 
         // Once C signs in itself, it uses its own refresh token.
@@ -111,11 +116,13 @@ import Testing
         let old = try #require(try world.a.cachedResult(scopes: scopes, account: account))
         world.clock.advance(by: 3600 - 299)  // inside the 300 s margin: counts as expired
 
-        let refreshed = try await world.a.acquireTokenSilently(scopes: scopes, account: account, authority: try authority.authority())
+        let refreshed = try await world.a.acquireTokenSilently(
+            scopes: scopes, account: account, authority: try authority.authority())
         #expect(!refreshed.isFromCache)
         #expect(refreshed.accessToken != old.accessToken)
         #expect(refreshed.expiresOn == world.clock.now + 3600)
-        let cached = try await world.a.acquireTokenSilently(scopes: scopes, account: account, authority: try authority.authority())
+        let cached = try await world.a.acquireTokenSilently(
+            scopes: scopes, account: account, authority: try authority.authority())
         #expect(cached.isFromCache && cached.accessToken == refreshed.accessToken)
         #expect(try await authority.refreshRequests(Fixtures.clientA) == 1)
     }
@@ -144,7 +151,8 @@ import Testing
         #expect(error?.code == .interactionRequired)
 
         try await authority.control(["mode": "ok"])
-        let renewed = try await world.a.acquireTokenSilently(scopes: scopes, account: account, authority: try authority.authority())
+        let renewed = try await world.a.acquireTokenSilently(
+            scopes: scopes, account: account, authority: try authority.authority())
         #expect(!renewed.isFromCache)
         #expect(renewed.accessToken != original.accessToken)
     }
@@ -184,7 +192,8 @@ import Testing
         try await authority.control(["mode": mode, "hang": 5])
         let error = try #require(
             await SilentWorld.error {
-                try await world.a.acquireTokenSilently(scopes: scopes, account: account, authority: try authority.authority(), timeout: 1)
+                try await world.a.acquireTokenSilently(
+                    scopes: scopes, account: account, authority: try authority.authority(), timeout: 1)
             })
         #expect(error.code == code, "\(mode): \(error)")
         #expect(!error.description.contains(refreshToken.secret))
@@ -201,7 +210,8 @@ import Testing
 
         let error = try #require(
             await SilentWorld.error {
-                try await world.b.acquireTokenSilently(scopes: ["User.Read", "Mail.Read"], account: account, authority: try authority.authority())
+                try await world.b.acquireTokenSilently(
+                    scopes: ["User.Read", "Mail.Read"], account: account, authority: try authority.authority())
             })
         #expect(error.code == .serverDeclinedScopes)
         let details = try #require(error.declinedScopes)
@@ -254,7 +264,9 @@ import Testing
         fields["refresh_token"] = nil
         try world.a.store(
             try TokenResponse(fields: fields),
-            for: TokenRequest(clientId: Fixtures.clientA, authority: try authority.authority(), scopes: scopes, grantType: "authorization_code"))
+            for: TokenRequest(
+                clientId: Fixtures.clientA, authority: try authority.authority(), scopes: scopes, grantType: "authorization_code")
+        )
         world.clock.advance(by: 4000)
         let error = await SilentWorld.error {
             try await world.a.acquireTokenSilently(scopes: scopes, account: account, authority: try authority.authority())

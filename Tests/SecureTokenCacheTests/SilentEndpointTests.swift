@@ -37,8 +37,12 @@ import Testing
     }
 
     @Test func theFormIsEncodedAsRFC6749Says() {
-        let bytes = FormEncoding.encode([("grant_type", "refresh_token"), ("scope", "User.Read openid"), ("refresh_token", "a+b/c=&d")])
-        #expect(String(decoding: bytes, as: UTF8.self) == "grant_type=refresh_token&scope=User.Read%20openid&refresh_token=a%2Bb%2Fc%3D%26d")
+        let bytes = FormEncoding.encode([
+            ("grant_type", "refresh_token"), ("scope", "User.Read openid"), ("refresh_token", "a+b/c=&d"),
+        ])
+        #expect(
+            String(decoding: bytes, as: UTF8.self)
+                == "grant_type=refresh_token&scope=User.Read%20openid&refresh_token=a%2Bb%2Fc%3D%26d")
     }
 
     /// A transport that records what it was asked to send.
@@ -55,7 +59,8 @@ import Testing
         let transport = RecordingTransport()
         let client = HTTPTokenEndpointClient(transport: transport)
         await #expect(throws: TokenCacheError.self) {
-            try await client.redeem(refreshToken: "rt", clientId: "app", scopes: ["User.Read"], endpoint: "https://example.invalid/t", timeout: 1)
+            try await client.redeem(
+                refreshToken: "rt", clientId: "app", scopes: ["User.Read"], endpoint: "https://example.invalid/t", timeout: 1)
         }
         let form = Dictionary(uniqueKeysWithValues: try #require(transport.forms.first).map { ($0.name, $0.value) })
         #expect(form["grant_type"] == "refresh_token")

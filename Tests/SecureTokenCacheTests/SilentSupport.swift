@@ -84,8 +84,12 @@ final class FakeAuthority: Sendable {
     }
 
     /// What an interactive sign-in of `username` in `client` ends with: a full token response.
-    func signInResponse(client: String, username: String = "alice@contoso.com", refreshIn: Int? = nil) async throws -> TokenResponse {
-        var request: [String: Any] = ["client_id": client, "username": username, "scope": "User.Read openid profile offline_access"]
+    func signInResponse(client: String, username: String = "alice@contoso.com", refreshIn: Int? = nil) async throws
+        -> TokenResponse
+    {
+        var request: [String: Any] = [
+            "client_id": client, "username": username, "scope": "User.Read openid profile offline_access",
+        ]
         if let refreshIn { request["refresh_in"] = refreshIn }
         let (_, body) = try await Self.send("POST", base + "/signin", body: try JSONSerialization.data(withJSONObject: request))
         return try TokenResponse(json: Array(body))
@@ -95,7 +99,8 @@ final class FakeAuthority: Sendable {
     @discardableResult
     func signIn(_ cache: TokenCache, username: String = "alice@contoso.com", refreshIn: Int? = nil) async throws -> Account {
         let response = try await signInResponse(client: cache.clientId, username: username, refreshIn: refreshIn)
-        let request = TokenRequest(clientId: cache.clientId, authority: try authority(), scopes: ["User.Read"], grantType: "authorization_code")
+        let request = TokenRequest(
+            clientId: cache.clientId, authority: try authority(), scopes: ["User.Read"], grantType: "authorization_code")
         try cache.store(response, for: request, signIn: true)
         return try #require(try cache.account(username: username))
     }
@@ -139,8 +144,9 @@ struct SilentWorld {
 
     init() throws {
         let clock = self.clock
-        // A unique name per test: the refresh lock is keyed by group name.
-        let name = "silent-test-\(UUID().uuidString.lowercased())"
+        // One name for every test (each has its own store): the refresh lock's folder is per
+        // group name, so unique names would leave a folder per test run behind.
+        let name = "silent-tests"
         group = try CacheGroup(name: name, store: MemoryStore(name: name), clock: { clock.now })
         a = try TokenCache(clientId: Fixtures.clientA, group: group)
         b = try TokenCache(clientId: Fixtures.clientB, group: group)

@@ -47,6 +47,7 @@ public struct AuthenticationResult: Sendable, Hashable, CustomStringConvertible 
         )
     }
 
+    /// A summary for logs: the token type, scopes, expiry and source; never the token.
     public var description: String {
         "\(tokenType) token for \(scopes) expiring at \(expiresOn) (\(isFromCache ? "from the cache" : "from the authority"))"
     }

@@ -87,23 +87,28 @@ final class RefreshLockFile: Sendable {
         let path = directory + "/refresh-" + (try hash(key)) + ".lock"
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard descriptor >= 0 else {
-            throw TokenCacheError(.ioFailure, "cannot open the refresh lock file in \(directory)", underlying: .posix(call: "open", errno: errno))
+            throw TokenCacheError(
+                .ioFailure, "cannot open the refresh lock file in \(directory)", underlying: .posix(call: "open", errno: errno))
         }
         let file = RefreshLockFile(descriptor: descriptor)
         var status = stat()
         guard fstat(descriptor, &status) == 0, status.st_uid == getuid(), status.st_mode & 0o077 == 0 else {
-            throw TokenCacheError(.insecurePermissions, "the refresh lock file in \(directory) is not private to this user (want 0600, owned by the user)")
+            throw TokenCacheError(
+                .insecurePermissions,
+                "the refresh lock file in \(directory) is not private to this user (want 0600, owned by the user)")
         }
         let start = monotonicSeconds()
         var pause: UInt64 = 2_000_000
         while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
             let failure = errno
             guard failure == EWOULDBLOCK || failure == EINTR else {
-                throw TokenCacheError(.ioFailure, "cannot lock the refresh lock file", underlying: .posix(call: "flock", errno: failure))
+                throw TokenCacheError(
+                    .ioFailure, "cannot lock the refresh lock file", underlying: .posix(call: "flock", errno: failure))
             }
             guard monotonicSeconds() - start < timeout else {
                 throw TokenCacheError(
-                    .lockTimeout, "another process has been refreshing this account's token for more than \(timeout) s; retry later")
+                    .lockTimeout,
+                    "another process has been refreshing this account's token for more than \(timeout) s; retry later")
             }
             do {
                 try await Task.sleep(nanoseconds: pause)
@@ -120,12 +125,17 @@ final class RefreshLockFile: Sendable {
 
     /// A hex BLAKE2b-128 of `key` (libsodium `crypto_generichash`).
     static func hash(_ key: String) throws -> String {
-        guard sodiumReady else { throw TokenCacheError(.cryptoFailure, "libsodium failed to initialise", underlying: .sodium(function: "sodium_init", returnCode: -1)) }
+        guard sodiumReady else {
+            throw TokenCacheError(
+                .cryptoFailure, "libsodium failed to initialise", underlying: .sodium(function: "sodium_init", returnCode: -1))
+        }
         var digest = [UInt8](repeating: 0, count: 16)
         let input = Array(key.utf8)
         let result = crypto_generichash(&digest, digest.count, input, UInt64(input.count), nil, 0)
         guard result == 0 else {
-            throw TokenCacheError(.cryptoFailure, "hashing a lock name failed", underlying: .sodium(function: "crypto_generichash", returnCode: result))
+            throw TokenCacheError(
+                .cryptoFailure, "hashing a lock name failed",
+                underlying: .sodium(function: "crypto_generichash", returnCode: result))
         }
         let hex = Array("0123456789abcdef".utf8)
         var text: [UInt8] = []
@@ -162,7 +172,8 @@ final class RefreshLockFile: Sendable {
             throw TokenCacheError(.ioFailure, "cannot inspect \(path)", underlying: .posix(call: "lstat", errno: errno))
         }
         guard status.st_mode & S_IFMT == S_IFDIR, status.st_uid == getuid(), status.st_mode & 0o077 == 0 else {
-            throw TokenCacheError(.insecurePermissions, "\(path) must be a directory owned by this user with mode 0700; fix it or remove it")
+            throw TokenCacheError(
+                .insecurePermissions, "\(path) must be a directory owned by this user with mode 0700; fix it or remove it")
         }
     }
 

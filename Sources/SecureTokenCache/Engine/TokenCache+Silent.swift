@@ -43,7 +43,8 @@ extension TokenCache {
         timeout: Double = TokenCache.defaultRequestTimeout
     ) async throws -> AuthenticationResult {
         let index = try group.index()
-        let cached = lookUp(index, scopes: scopes, account: account, authority: authority, tokenType: "Bearer", now: group.clock())
+        let cached = lookUp(
+            index, scopes: scopes, account: account, authority: authority, tokenType: "Bearer", now: group.clock())
         if !forceRefresh, let cached, !cached.shouldRefresh {
             return AuthenticationResult(cached.token, account: account, isFromCache: true)
         }
@@ -71,7 +72,8 @@ extension TokenCache {
         let homeAccount = account.homeAccountId.normalised
         let index = try group.index()
         if index.clientStates[client]?.signedOut.contains(homeAccount) ?? false {
-            throw TokenCacheError(.interactionRequired, "this app signed out of the account; sign in interactively to use it again")
+            throw TokenCacheError(
+                .interactionRequired, "this app signed out of the account; sign in interactively to use it again")
         }
         // One refresh per account and refresh token family: clients of one family share (and
         // rotate) one refresh token, so they must queue behind each other.
@@ -82,16 +84,20 @@ extension TokenCache {
         return try await RefreshLock.shared.withLock(group: group.name, key: lockKey, timeout: 3 * timeout + 5) {
             // Another caller may have refreshed while this one waited: take its token.
             let now = group.clock()
-            let fresh = lookUp(try group.index(), scopes: scopes, account: account, authority: authority, tokenType: "Bearer", now: now)
+            let fresh = lookUp(
+                try group.index(), scopes: scopes, account: account, authority: authority, tokenType: "Bearer", now: now)
             if let fresh, fresh.token.secret != seen || (!forceRefresh && !fresh.shouldRefresh) {
                 return AuthenticationResult(fresh.token, account: account, isFromCache: true)
             }
             do {
-                return try await redeem(scopes: scopes, account: account, authority: authority, endpoint: endpoint, timeout: timeout)
+                return try await redeem(
+                    scopes: scopes, account: account, authority: authority, endpoint: endpoint, timeout: timeout)
             } catch let error as TokenCacheError {
                 // refresh_on passed, the token is still valid, the authority is unreachable or
                 // failing: MSAL keeps serving the cached token.
-                if !forceRefresh, let fresh, error.code == .network || error.code == .serverError || error.code == .malformedResponse {
+                if !forceRefresh, let fresh,
+                    error.code == .network || error.code == .serverError || error.code == .malformedResponse
+                {
                     return AuthenticationResult(fresh.token, account: account, isFromCache: true)
                 }
                 throw error
@@ -107,7 +113,8 @@ extension TokenCache {
         var tried = Set<EntryID>()
         var refusal: TokenCacheError?
         while true {
-            let candidates = try group.index().refreshTokenCandidates(account: homeAccount, environment: authority.environment, client: client)
+            let candidates = try group.index().refreshTokenCandidates(
+                account: homeAccount, environment: authority.environment, client: client)
             guard let candidate = candidates.first(where: { !tried.contains($0.entry.id) }),
                 case .refreshToken(let refreshToken) = candidate.entry.entry
             else { break }
@@ -116,7 +123,8 @@ extension TokenCache {
             let response: TokenResponse
             do {
                 response = try await endpoint.redeem(
-                    refreshToken: refreshToken.secret, clientId: clientId, scopes: scopes, endpoint: authority.tokenEndpoint, timeout: timeout)
+                    refreshToken: refreshToken.secret, clientId: clientId, scopes: scopes, endpoint: authority.tokenEndpoint,
+                    timeout: timeout)
             } catch let error as TokenCacheError where error.code == .interactionRequired {
                 if candidate.isFamily, error.server?.suberror == "client_mismatch" {
                     // The client is not in the family after all: remember it (family_id "")
@@ -133,7 +141,8 @@ extension TokenCache {
             return try store(response, redeemed: candidate.entry.id, scopes: scopes, account: account, authority: authority)
         }
         throw refusal
-            ?? TokenCacheError(.interactionRequired, "this app has no refresh token it may use for the account; sign in interactively")
+            ?? TokenCacheError(
+                .interactionRequired, "this app has no refresh token it may use for the account; sign in interactively")
     }
 
     /// Stores a refresh answer and returns its token; throws `.serverDeclinedScopes` (after
@@ -147,7 +156,8 @@ extension TokenCache {
             // was for this account, so file them under it (as MSAL does).
             var fields = response.fields
             var info: [UInt8] = []
-            CompactJSONWriter.write(.object(["uid": .string(account.homeAccountId.objectId), "utid": .string(tenant)]), into: &info)
+            CompactJSONWriter.write(
+                .object(["uid": .string(account.homeAccountId.objectId), "utid": .string(tenant)]), into: &info)
             fields["client_info"] = .string(Base64URL.encode(info))
             response = try TokenResponse(fields: fields)
         }

@@ -8,7 +8,8 @@ public protocol TokenEndpointClient: Sendable {
     /// suberror and correlation id in `server`), `.serverError` for any other error answer or
     /// an answer that is not JSON, `.network` when the endpoint could not be reached or did not
     /// answer in `timeout` seconds, `.malformedResponse` for a token response missing fields.
-    func redeem(refreshToken: String, clientId: String, scopes: Scopes, endpoint: String, timeout: Double) async throws -> TokenResponse
+    func redeem(refreshToken: String, clientId: String, scopes: Scopes, endpoint: String, timeout: Double) async throws
+        -> TokenResponse
 }
 
 /// The default ``TokenEndpointClient``: a form-encoded POST (RFC 6749 §6) over an
@@ -29,7 +30,10 @@ public struct HTTPTokenEndpointClient: TokenEndpointClient {
     /// The OAuth errors after which only the user can help (MSAL's "interaction required").
     static let interactionErrors: Set<String> = ["invalid_grant", "interaction_required"]
 
-    public func redeem(refreshToken: String, clientId: String, scopes: Scopes, endpoint: String, timeout: Double) async throws -> TokenResponse {
+    /// Redeems a refresh token; see ``TokenEndpointClient/redeem(refreshToken:clientId:scopes:endpoint:timeout:)``.
+    public func redeem(refreshToken: String, clientId: String, scopes: Scopes, endpoint: String, timeout: Double) async throws
+        -> TokenResponse
+    {
         // MSAL always asks for the OIDC scopes, so the answer carries an id token and a new
         // refresh token; client_info=1 makes Entra ID send the home account id.
         let scope = Scopes(scopes.values + ["offline_access", "openid", "profile"])
@@ -72,10 +76,13 @@ public struct HTTPTokenEndpointClient: TokenEndpointClient {
             error: object.string("error"), suberror: object.string("suberror"), correlationId: object.string("correlation_id"),
             httpStatus: answer.status)
         if let error = server.error, interactionErrors.contains(error), answer.status < 500 {
-            throw TokenCacheError(.interactionRequired, "the authority requires the user to sign in again (\(error)); start an interactive sign-in", server: server)
+            throw TokenCacheError(
+                .interactionRequired, "the authority requires the user to sign in again (\(error)); start an interactive sign-in",
+                server: server)
         }
         throw TokenCacheError(
-            .serverError, "the token endpoint answered HTTP \(answer.status) (\(server.error ?? "no error code")); retry later or check the app's registration",
+            .serverError,
+            "the token endpoint answered HTTP \(answer.status) (\(server.error ?? "no error code")); retry later or check the app's registration",
             server: server)
     }
 }

@@ -25,8 +25,10 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
     /// The transport shared by default token endpoint clients.
     public static let shared = URLSessionTransport()
 
+    /// POSTs the form; see ``HTTPTransport/post(url:form:timeout:)``.
     public func post(url: String, form: [(name: String, value: String)], timeout: Double) async throws -> HTTPTransportResponse {
-        guard let target = URL(string: url), let scheme = target.scheme?.lowercased(), scheme == "https" || scheme == "http" else {
+        guard let target = URL(string: url), let scheme = target.scheme?.lowercased(), scheme == "https" || scheme == "http"
+        else {
             throw TokenCacheError(.invalidArgument, "the token endpoint is not an http(s) URL")
         }
         var request = URLRequest(url: target, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout)
@@ -46,7 +48,10 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
                 // libcurl-backed URLSession does not enforce timeoutInterval against a server
                 // that accepts the connection and then says nothing: enforce it here.
                 DispatchQueue.global().asyncAfter(deadline: .now() + timeout) {
-                    pending.finish(.failure(TokenCacheError(.network, "the token endpoint did not answer within \(timeout) s; check the network and retry")))
+                    pending.finish(
+                        .failure(
+                            TokenCacheError(
+                                .network, "the token endpoint did not answer within \(timeout) s; check the network and retry")))
                 }
                 task.resume()
             }
@@ -55,7 +60,9 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
         }
     }
 
-    private static func outcome(data: Data?, response: URLResponse?, error: (any Error)?, timeout: Double) -> Result<HTTPTransportResponse, any Error> {
+    private static func outcome(data: Data?, response: URLResponse?, error: (any Error)?, timeout: Double) -> Result<
+        HTTPTransportResponse, any Error
+    > {
         if let error {
             // The error's text may hold the URL only; the form (and its token) is never in it.
             let code = (error as? URLError)?.code
