@@ -151,6 +151,16 @@ extension TokenCache {
         _ answer: TokenResponse, redeemed: EntryID, scopes: Scopes, account: Account, authority: Authority
     ) throws -> AuthenticationResult {
         var response = answer
+        if let info = response.clientInfo, let uid = info.string("uid"), let utid = info.string("utid"),
+            HomeAccountId(uid: uid, utid: utid) != account.homeAccountId
+        {
+            // A refresh token answered for someone else: filing it would hand one user's
+            // token to another user's requests (MSAL's "mismatched account" check).
+            throw TokenCacheError(
+                .serverError,
+                "the authority answered for another account than the refresh token's; nothing was stored, sign in interactively"
+            )
+        }
         if response.clientInfo == nil, let tenant = account.homeAccountId.tenantId {
             // Without client_info the entries would be filed as app-only tokens: the request
             // was for this account, so file them under it (as MSAL does).
