@@ -68,6 +68,24 @@ import Testing
         #expect(Set((form["scope"] ?? "").split(separator: " ")) == ["User.Read", "offline_access", "openid", "profile"])
     }
 
+    @Test func aTaskWaitingBehindAStuckHolderGivesUp() async throws {
+        let lock = RefreshLock()
+        let holder = Task {
+            try await lock.withLock(group: "silent-inprocess-test", key: "k", timeout: 5) {
+                try await Task.sleep(nanoseconds: 1_500_000_000)
+                return 1
+            }
+        }
+        try await Task.sleep(nanoseconds: 100_000_000)
+        let waited = await #expect(throws: TokenCacheError.self) {
+            try await lock.withLock(group: "silent-inprocess-test", key: "k", timeout: 0.2) { 2 }
+        }
+        #expect(waited?.code == .lockTimeout)
+        #expect(try await holder.value == 1)
+        // Released: the next caller gets in at once.
+        #expect(try await lock.withLock(group: "silent-inprocess-test", key: "k", timeout: 0.2) { 3 } == 3)
+    }
+
     @Test func lockFilesArePrivateAndNameNoUser() async throws {
         let group = "silent-lock-test"
         let directory = try RefreshLockFile.directory(group: group)
