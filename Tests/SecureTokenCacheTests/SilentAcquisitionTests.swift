@@ -157,6 +157,30 @@ import Testing
         #expect(renewed.accessToken != original.accessToken)
     }
 
+    @Test func callersOfATokenPastRefreshOnDoNotQueueBehindASlowRefresh() async throws {
+        let world = try SilentWorld()
+        let authority = try FakeAuthority()
+        let account = try await authority.signIn(world.a, refreshIn: 600)
+        let original = try #require(try world.a.cachedResult(scopes: scopes, account: account))
+        world.clock.advance(by: 900)
+        try await authority.control(["mode": "hang", "hang": 3])
+
+        let target = try authority.authority()
+        let caches = try (0..<6).map { _ in try world.cache(Fixtures.clientA) }
+        let started = ContinuousClock.now
+        let results = try await withThrowingTaskGroup(of: AuthenticationResult.self) { tasks in
+            for cache in caches {
+                tasks.addTask {
+                    try await cache.acquireTokenSilently(scopes: ["User.Read"], account: account, authority: target, timeout: 1)
+                }
+            }
+            return try await tasks.reduce(into: []) { $0.append($1) }
+        }
+        #expect(results.allSatisfy { $0.isFromCache && $0.accessToken == original.accessToken })
+        #expect(try await authority.refreshRequests(Fixtures.clientA) == 1, "one caller renews, the others serve the cache")
+        #expect(ContinuousClock.now - started < .seconds(2.5))
+    }
+
     @Test func wipeRemovesTheAccountForEveryClient() async throws {
         let world = try SilentWorld()
         let authority = try FakeAuthority()

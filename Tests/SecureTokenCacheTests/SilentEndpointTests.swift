@@ -70,13 +70,15 @@ import Testing
 
     @Test func aTaskWaitingBehindAStuckHolderGivesUp() async throws {
         let lock = RefreshLock()
+        let (entered, signal) = AsyncStream.makeStream(of: Void.self)
         let holder = Task {
             try await lock.withLock(group: "silent-inprocess-test", key: "k", timeout: 5) {
+                signal.yield()
                 try await Task.sleep(nanoseconds: 1_500_000_000)
                 return 1
             }
         }
-        try await Task.sleep(nanoseconds: 100_000_000)
+        for await _ in entered { break }
         let waited = await #expect(throws: TokenCacheError.self) {
             try await lock.withLock(group: "silent-inprocess-test", key: "k", timeout: 0.2) { 2 }
         }

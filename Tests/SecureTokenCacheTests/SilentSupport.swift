@@ -135,7 +135,7 @@ final class TestClock: Sendable {
 
 /// One in-memory group on a test clock, and a cache per client id: apps A and B of one family,
 /// C outside it.
-struct SilentWorld {
+final class SilentWorld: Sendable {
     let clock = TestClock()
     let group: CacheGroup
     let a: TokenCache
@@ -144,13 +144,19 @@ struct SilentWorld {
 
     init() throws {
         let clock = self.clock
-        // One name for every test (each has its own store): the refresh lock's folder is per
-        // group name, so unique names would leave a folder per test run behind.
-        let name = "silent-tests"
+        // A name per test: the refresh lock is keyed by group name, and tests of one account
+        // must not wait for each other's refreshes. The lock folder goes in deinit.
+        let name = "silent-test-\(UUID().uuidString.prefix(8).lowercased())"
         group = try CacheGroup(name: name, store: MemoryStore(name: name), clock: { clock.now })
         a = try TokenCache(clientId: Fixtures.clientA, group: group)
         b = try TokenCache(clientId: Fixtures.clientB, group: group)
         c = try TokenCache(clientId: Fixtures.clientC, group: group)
+    }
+
+    deinit {
+        if let directory = try? RefreshLockFile.directory(group: group.name) {
+            try? FileManager.default.removeItem(atPath: directory)
+        }
     }
 
     /// Another app instance of `clientId` over the same group.

@@ -80,8 +80,25 @@ extension TokenCache {
         let family = index.family(of: client, environment: authority.environment)
         let lockKey = homeAccount + "\n" + (family.map { "family:" + $0 } ?? "client:" + client)
         let seen = cached?.token.secret
+        // A still-valid token past refresh_on is renewed by one caller; the others serve the
+        // cached token at once instead of queueing behind a refresh that may be slow.
+        let stillValid = !forceRefresh ? cached : nil
 
-        return try await RefreshLock.shared.withLock(group: group.name, key: lockKey, timeout: 3 * timeout + 5) {
+        do {
+            return try await refreshHoldingLock(
+                lockKey: lockKey, lockWait: stillValid == nil ? 3 * timeout + 5 : 0, seen: seen, scopes: scopes,
+                account: account, authority: authority, forceRefresh: forceRefresh, endpoint: endpoint, timeout: timeout)
+        } catch let error as TokenCacheError where error.code == .lockTimeout {
+            guard let stillValid else { throw error }
+            return AuthenticationResult(stillValid.token, account: account, isFromCache: true)
+        }
+    }
+
+    private nonisolated(nonsending) func refreshHoldingLock(
+        lockKey: String, lockWait: Double, seen: String?, scopes: Scopes, account: Account, authority: Authority,
+        forceRefresh: Bool, endpoint: any TokenEndpointClient, timeout: Double
+    ) async throws -> AuthenticationResult {
+        try await RefreshLock.shared.withLock(group: group.name, key: lockKey, timeout: lockWait) {
             // Another caller may have refreshed while this one waited: take its token.
             let now = group.clock()
             let fresh = lookUp(
