@@ -61,7 +61,8 @@ let package = Package(
         ),
         .testTarget(
             name: "SecureTokenCacheTests",
-            dependencies: ["SecureTokenCache"],
+            // stc-demo: built for the multi-process single sign-on tests, which spawn it.
+            dependencies: ["SecureTokenCache", "stc-demo"],
             resources: [.copy("Fixtures")],
             swiftSettings: strictSettings
         ),
