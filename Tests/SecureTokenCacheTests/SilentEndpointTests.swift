@@ -36,6 +36,19 @@ import Testing
         #expect(error(200, #"{"access_token":"x","expires_in":60}"#) == nil)
     }
 
+    @Test func plainHTTPIsRefusedExceptToThisMachine() async throws {
+        let error = await #expect(throws: TokenCacheError.self) {
+            try await URLSessionTransport.shared.post(
+                url: "http://login.example.com/common/oauth2/v2.0/token", form: [("refresh_token", "rt")], timeout: 1)
+        }
+        #expect(error?.code == .invalidArgument)
+        // Loopback is allowed (nothing listens on port 9: a network error, not a refusal).
+        let local = await #expect(throws: TokenCacheError.self) {
+            try await URLSessionTransport.shared.post(url: "http://127.0.0.1:9/t", form: [], timeout: 1)
+        }
+        #expect(local?.code == .network)
+    }
+
     @Test func theFormIsEncodedAsRFC6749Says() {
         let bytes = FormEncoding.encode([
             ("grant_type", "refresh_token"), ("scope", "User.Read openid"), ("refresh_token", "a+b/c=&d"),

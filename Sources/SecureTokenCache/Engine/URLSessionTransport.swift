@@ -22,6 +22,9 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
 
     deinit { session.finishTasksAndInvalidate() }
 
+    /// The hosts plain `http` may be used with.
+    static let loopbackHosts: Set<String> = ["127.0.0.1", "localhost", "::1", "[::1]"]
+
     /// The transport shared by default token endpoint clients.
     public static let shared = URLSessionTransport()
 
@@ -30,6 +33,12 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
         guard let target = URL(string: url), let scheme = target.scheme?.lowercased(), scheme == "https" || scheme == "http"
         else {
             throw TokenCacheError(.invalidArgument, "the token endpoint is not an http(s) URL")
+        }
+        // The form carries a refresh token: plain http only to this machine (a local test
+        // authority), never across a network.
+        if scheme == "http", !Self.loopbackHosts.contains(target.host?.lowercased() ?? "") {
+            throw TokenCacheError(
+                .invalidArgument, "refusing to send a refresh token over plain http to another machine; use an https authority")
         }
         var request = URLRequest(url: target, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout)
         request.httpMethod = "POST"
