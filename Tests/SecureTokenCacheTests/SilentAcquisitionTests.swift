@@ -19,6 +19,9 @@ import Testing
         #expect(result.account.homeAccountId == account.homeAccountId)
         #expect(try await authority.allRefreshRequests() == 0)
         #expect(!result.description.contains(result.accessToken), "a result's description must not show the token")
+        var dumped = ""
+        dump(result, to: &dumped)
+        #expect(!dumped.contains(result.accessToken) && !String(reflecting: result).contains(result.accessToken))
     }
 
     @Test func signInInAGivesBATokenThroughTheFamilyRefreshToken() async throws {

@@ -52,3 +52,18 @@ public struct AuthenticationResult: Sendable, Hashable, CustomStringConvertible 
         "\(tokenType) token for \(scopes) expiring at \(expiresOn) (\(isFromCache ? "from the cache" : "from the authority"))"
     }
 }
+
+extension AuthenticationResult: CustomReflectable {
+    /// Everything but the token, so `dump(result)` and debuggers do not show it.
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "expiresOn": expiresOn, "extendedExpiresOn": extendedExpiresOn as Any, "refreshOn": refreshOn as Any,
+                "scopes": scopes, "account": account.homeAccountId, "tenantId": tenantId, "tokenType": tokenType,
+                "isFromCache": isFromCache,
+            ],
+            displayStyle: .struct
+        )
+    }
+}
