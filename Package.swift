@@ -13,6 +13,7 @@ let package = Package(
     products: [
         .library(name: "SecureTokenCache", targets: ["SecureTokenCache"]),
         .executable(name: "cachetool", targets: ["cachetool"]),
+        .executable(name: "stc-demo", targets: ["stc-demo"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -63,9 +64,19 @@ let package = Package(
             dependencies: ["SecureTokenCache"],
             swiftSettings: strictSettings
         ),
+        .executableTarget(
+            name: "stc-demo",
+            dependencies: [
+                "SecureTokenCache",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "SecureTokenCacheTests",
-            dependencies: ["SecureTokenCache", "stc-testhelper", "stc-keyring-helper"],
+            // The helpers the multi-process tests spawn: FileStore writers and readers, keyring
+            // clients on other buses, and stc-demo for single sign-on across processes.
+            dependencies: ["SecureTokenCache", "stc-testhelper", "stc-keyring-helper", "stc-demo"],
             resources: [.copy("Fixtures")],
             swiftSettings: strictSettings
         ),

@@ -122,6 +122,9 @@ public struct TokenCacheError: Error, Sendable, CustomStringConvertible {
     public var underlying: Underlying?
     /// What the OAuth server said, when the failure came from it.
     public var server: ServerResponse?
+    /// For ``Code/serverDeclinedScopes``: the token that was issued (and cached), and the
+    /// granted and declined scopes.
+    public var declinedScopes: DeclinedScopes? = nil
 
     /// An error with the given parts.
     public init(_ code: Code, _ message: String, underlying: Underlying? = nil, server: ServerResponse? = nil) {

@@ -1,0 +1,208 @@
+import HashTreeCollections
+
+/// Silent token acquisition: a cached access token when one is valid, else a refresh token
+/// redeemed at the authority (own first, then the family's), one refresh at a time per
+/// account and family across processes.
+extension TokenCache {
+    /// The default network timeout of a token request, in seconds.
+    public static let defaultRequestTimeout: Double = 30
+
+    /// An access token for `scopes` without user interaction.
+    ///
+    /// 1. A valid cached token (not within 300 s of expiry, `refresh_on` not passed) is
+    ///    returned at once: no network, no waiting, no executor hop (the function runs on the
+    ///    caller's executor).
+    /// 2. Otherwise the refresh tokens the client may use are redeemed in order (its own, then
+    ///    its FOCI family's) at `authority`'s token endpoint, the answer is stored through the
+    ///    ingest path (a rotated refresh token replaces the one redeemed), and the new token is
+    ///    returned. Only one refresh per account and family runs at a time, across processes;
+    ///    callers that waited for another's refresh get its token without a request.
+    /// 3. When `refresh_on` has passed but the token is still valid and the refresh fails for a
+    ///    network or server reason, the cached token is returned.
+    ///
+    /// - Parameters:
+    ///   - scopes: what the token is for (`openid`, `profile`, `offline_access` are added to
+    ///     the request and ignored in matching).
+    ///   - account: the user, from ``accounts()`` or ``account(username:)``.
+    ///   - authority: where to redeem; by default the account's cloud and home tenant.
+    ///   - forceRefresh: skip the cached access token and redeem a refresh token.
+    ///   - endpoint: how to reach the token endpoint (by default Foundation's `URLSession`).
+    ///   - timeout: the network timeout of one token request, in seconds.
+    /// - Throws: `TokenCacheError`: `.interactionRequired` (no usable refresh token, the app
+    ///   signed out of the account, or the server answered `invalid_grant` /
+    ///   `interaction_required`: `server` has its error, suberror and correlation id);
+    ///   `.serverDeclinedScopes` (a token was issued and cached for fewer scopes; see
+    ///   ``TokenCacheError/declinedScopes``); `.network`, `.serverError`, `.malformedResponse`
+    ///   (nothing stored); `.lockTimeout` (another process's refresh did not finish in time).
+    public nonisolated(nonsending) func acquireTokenSilently(
+        scopes: Scopes,
+        account: Account,
+        authority: Authority? = nil,
+        forceRefresh: Bool = false,
+        endpoint: any TokenEndpointClient = HTTPTokenEndpointClient.shared,
+        timeout: Double = TokenCache.defaultRequestTimeout
+    ) async throws -> AuthenticationResult {
+        let index = try group.index()
+        let cached = lookUp(
+            index, scopes: scopes, account: account, authority: authority, tokenType: "Bearer", now: group.clock())
+        if !forceRefresh, let cached, !cached.shouldRefresh {
+            return AuthenticationResult(cached.token, account: account, isFromCache: true)
+        }
+        return try await refreshSilently(
+            scopes: scopes, account: account, authority: authority ?? Self.homeAuthority(of: account), cached: cached,
+            forceRefresh: forceRefresh, endpoint: endpoint, timeout: timeout)
+    }
+
+    /// The cached access token for `scopes` as a result, without any network call: `nil` when
+    /// none is valid. Synchronous: the cheapest lookup for apps that manage refreshes themselves.
+    public func cachedResult(scopes: Scopes, account: Account, authority: Authority? = nil) throws -> AuthenticationResult? {
+        guard let cached = try accessToken(for: scopes, account: account, authority: authority) else { return nil }
+        return AuthenticationResult(cached.token, account: account, isFromCache: true)
+    }
+
+    /// `https://<account's cloud>/<home tenant>`.
+    static func homeAuthority(of account: Account) -> Authority {
+        Authority(host: account.environment.host, tenant: account.homeAccountId.tenantId ?? account.realm)
+    }
+
+    private nonisolated(nonsending) func refreshSilently(
+        scopes: Scopes, account: Account, authority: Authority, cached: CachedAccessToken?, forceRefresh: Bool,
+        endpoint: any TokenEndpointClient, timeout: Double
+    ) async throws -> AuthenticationResult {
+        let homeAccount = account.homeAccountId.normalised
+        let index = try group.index()
+        if index.clientStates[client]?.signedOut.contains(homeAccount) ?? false {
+            throw TokenCacheError(
+                .interactionRequired, "this app signed out of the account; sign in interactively to use it again")
+        }
+        // One refresh per account and refresh token family: clients of one family share (and
+        // rotate) one refresh token, so they must queue behind each other.
+        let family = index.family(of: client, environment: authority.environment)
+        let lockKey = homeAccount + "\n" + (family.map { "family:" + $0 } ?? "client:" + client)
+        let seen = cached?.token.secret
+        // A still-valid token past refresh_on is renewed by one caller; the others serve the
+        // cached token at once instead of queueing behind a refresh that may be slow.
+        let stillValid = !forceRefresh ? cached : nil
+
+        do {
+            return try await refreshHoldingLock(
+                lockKey: lockKey, lockWait: stillValid == nil ? 3 * timeout + 5 : 0, seen: seen, scopes: scopes,
+                account: account, authority: authority, forceRefresh: forceRefresh, endpoint: endpoint, timeout: timeout)
+        } catch let error as TokenCacheError where error.code == .lockTimeout {
+            guard let stillValid else { throw error }
+            return AuthenticationResult(stillValid.token, account: account, isFromCache: true)
+        }
+    }
+
+    private nonisolated(nonsending) func refreshHoldingLock(
+        lockKey: String, lockWait: Double, seen: String?, scopes: Scopes, account: Account, authority: Authority,
+        forceRefresh: Bool, endpoint: any TokenEndpointClient, timeout: Double
+    ) async throws -> AuthenticationResult {
+        try await RefreshLock.shared.withLock(group: group.name, key: lockKey, timeout: lockWait) {
+            // Another caller may have refreshed while this one waited: take its token.
+            let now = group.clock()
+            let fresh = lookUp(
+                try group.index(), scopes: scopes, account: account, authority: authority, tokenType: "Bearer", now: now)
+            if let fresh, fresh.token.secret != seen || (!forceRefresh && !fresh.shouldRefresh) {
+                return AuthenticationResult(fresh.token, account: account, isFromCache: true)
+            }
+            do {
+                return try await redeem(
+                    scopes: scopes, account: account, authority: authority, endpoint: endpoint, timeout: timeout)
+            } catch let error as TokenCacheError {
+                // refresh_on passed, the token is still valid, the authority is unreachable or
+                // failing: MSAL keeps serving the cached token.
+                if !forceRefresh, let fresh,
+                    error.code == .network || error.code == .serverError || error.code == .malformedResponse
+                {
+                    return AuthenticationResult(fresh.token, account: account, isFromCache: true)
+                }
+                throw error
+            }
+        }
+    }
+
+    /// Redeems the client's refresh tokens in order until one works; stores the answer.
+    private nonisolated(nonsending) func redeem(
+        scopes: Scopes, account: Account, authority: Authority, endpoint: any TokenEndpointClient, timeout: Double
+    ) async throws -> AuthenticationResult {
+        let homeAccount = account.homeAccountId.normalised
+        var tried = Set<EntryID>()
+        var refusal: TokenCacheError?
+        while true {
+            let candidates = try group.index().refreshTokenCandidates(
+                account: homeAccount, environment: authority.environment, client: client)
+            guard let candidate = candidates.first(where: { !tried.contains($0.entry.id) }),
+                case .refreshToken(let refreshToken) = candidate.entry.entry
+            else { break }
+            tried.insert(candidate.entry.id)
+
+            let response: TokenResponse
+            do {
+                response = try await endpoint.redeem(
+                    refreshToken: refreshToken.secret, clientId: clientId, scopes: scopes, endpoint: authority.tokenEndpoint,
+                    timeout: timeout)
+            } catch let error as TokenCacheError where error.code == .interactionRequired {
+                if candidate.isFamily, error.server?.suberror == "client_mismatch" {
+                    // The client is not in the family after all: remember it (family_id "")
+                    // so it never offers a family token again, and fall back to its own.
+                    try recordNotInFamily(environment: authority.environment)
+                }
+                refusal = error
+                continue
+            } catch let error as TokenCacheError {
+                throw error
+            } catch {
+                throw TokenCacheError(.network, "the token endpoint client failed (\(type(of: error)))")
+            }
+            return try store(response, redeemed: candidate.entry.id, scopes: scopes, account: account, authority: authority)
+        }
+        throw refusal
+            ?? TokenCacheError(
+                .interactionRequired, "this app has no refresh token it may use for the account; sign in interactively")
+    }
+
+    /// Stores a refresh answer and returns its token; throws `.serverDeclinedScopes` (after
+    /// storing) when the server granted fewer scopes than asked for.
+    private func store(
+        _ answer: TokenResponse, redeemed: EntryID, scopes: Scopes, account: Account, authority: Authority
+    ) throws -> AuthenticationResult {
+        var response = answer
+        if let info = response.clientInfo, let uid = info.string("uid"), let utid = info.string("utid"),
+            HomeAccountId(uid: uid, utid: utid) != account.homeAccountId
+        {
+            // A refresh token answered for someone else: filing it would hand one user's
+            // token to another user's requests (MSAL's "mismatched account" check).
+            throw TokenCacheError(
+                .serverError,
+                "the authority answered for another account than the refresh token's; nothing was stored, sign in interactively"
+            )
+        }
+        if response.clientInfo == nil, let tenant = account.homeAccountId.tenantId {
+            // Without client_info the entries would be filed as app-only tokens: the request
+            // was for this account, so file them under it (as MSAL does).
+            var fields = response.fields
+            var info: [UInt8] = []
+            CompactJSONWriter.write(
+                .object(["uid": .string(account.homeAccountId.objectId), "utid": .string(tenant)]), into: &info)
+            fields["client_info"] = .string(Base64URL.encode(info))
+            response = try TokenResponse(fields: fields)
+        }
+        let request = TokenRequest(clientId: clientId, authority: authority, scopes: scopes, grantType: "refresh_token")
+        let ingest = try Ingest(response: response, request: request, now: group.clock())
+        let stored = try group.write { transaction in ingest.apply(to: &transaction, redeemed: redeemed, signIn: false) }
+        let owner = (try? group.index().primaryAccount(account.homeAccountId.normalised)) ?? account
+        let result = AuthenticationResult(stored, account: owner, isFromCache: false)
+
+        if let granted = response.grantedScopes, !scopes.isSubset(of: granted) {
+            let declined = scopes.subtracting(granted)
+            var error = TokenCacheError(
+                .serverDeclinedScopes,
+                "the authority issued a token but declined \(declined.values.count) of the requested scopes (the token was cached); ask the user to consent, or use the token for what was granted"
+            )
+            error.declinedScopes = DeclinedScopes(result: result, granted: granted, declined: declined)
+            throw error
+        }
+        return result
+    }
+}

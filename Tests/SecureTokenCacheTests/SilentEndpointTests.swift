@@ -1,0 +1,177 @@
+import Foundation
+import Testing
+
+@testable import SecureTokenCache
+
+/// The token endpoint client's mapping of HTTP answers, and the refresh lock's files.
+@Suite struct SilentEndpointTests {
+    func answer(_ status: Int, _ body: String) -> HTTPTransportResponse {
+        HTTPTransportResponse(status: status, body: Array(body.utf8))
+    }
+
+    func error(_ status: Int, _ body: String) -> TokenCacheError? {
+        do {
+            _ = try HTTPTokenEndpointClient.interpret(answer(status, body))
+            return nil
+        } catch {
+            return error as? TokenCacheError
+        }
+    }
+
+    @Test func invalidGrantAndInteractionRequiredMeanInteraction() {
+        for code in ["invalid_grant", "interaction_required"] {
+            let failure = error(400, #"{"error":"\#(code)","suberror":"consent_required","correlation_id":"c-1"}"#)
+            #expect(failure?.code == .interactionRequired)
+            #expect(failure?.server == .init(error: code, suberror: "consent_required", correlationId: "c-1", httpStatus: 400))
+        }
+    }
+
+    @Test func otherAnswersAreClassified() {
+        #expect(error(400, #"{"error":"invalid_client"}"#)?.code == .serverError)
+        #expect(error(503, #"{"error":"temporarily_unavailable"}"#)?.server?.httpStatus == 503)
+        #expect(error(500, "<html>")?.code == .serverError)
+        #expect(error(200, "not json")?.code == .serverError)
+        #expect(error(200, #"{"token_type":"Bearer"}"#)?.code == .malformedResponse)
+        #expect(error(200, #"{"error":"invalid_grant"}"#)?.code == .interactionRequired)
+        #expect(error(200, #"{"access_token":"x","expires_in":60}"#) == nil)
+    }
+
+    @Test func plainHTTPIsRefusedExceptToThisMachine() async throws {
+        let error = await #expect(throws: TokenCacheError.self) {
+            try await URLSessionTransport.shared.post(
+                url: "http://login.example.com/common/oauth2/v2.0/token", form: [("refresh_token", "rt")], timeout: 1)
+        }
+        #expect(error?.code == .invalidArgument)
+        // Loopback is allowed (nothing listens on port 9: a network error, not a refusal).
+        let local = await #expect(throws: TokenCacheError.self) {
+            try await URLSessionTransport.shared.post(url: "http://127.0.0.1:9/t", form: [], timeout: 1)
+        }
+        #expect(local?.code == .network)
+    }
+
+    @Test func theFormIsEncodedAsRFC6749Says() {
+        let bytes = FormEncoding.encode([
+            ("grant_type", "refresh_token"), ("scope", "User.Read openid"), ("refresh_token", "a+b/c=&d"),
+        ])
+        #expect(
+            String(decoding: bytes, as: UTF8.self)
+                == "grant_type=refresh_token&scope=User.Read%20openid&refresh_token=a%2Bb%2Fc%3D%26d")
+    }
+
+    /// A transport that records what it was asked to send.
+    final class RecordingTransport: HTTPTransport, @unchecked Sendable {
+        let lock = NSLock()
+        var forms: [[(name: String, value: String)]] = []
+        func post(url: String, form: [(name: String, value: String)], timeout: Double) async throws -> HTTPTransportResponse {
+            lock.withLock { forms.append(form) }
+            return HTTPTransportResponse(status: 400, body: Array(#"{"error":"invalid_grant"}"#.utf8))
+        }
+    }
+
+    @Test func theRequestAsksForClientInfoAndTheOIDCScopes() async throws {
+        let transport = RecordingTransport()
+        let client = HTTPTokenEndpointClient(transport: transport)
+        await #expect(throws: TokenCacheError.self) {
+            try await client.redeem(
+                refreshToken: "rt", clientId: "app", scopes: ["User.Read"], endpoint: "https://example.invalid/t", timeout: 1)
+        }
+        let form = Dictionary(uniqueKeysWithValues: try #require(transport.forms.first).map { ($0.name, $0.value) })
+        #expect(form["grant_type"] == "refresh_token")
+        #expect(form["client_info"] == "1")
+        #expect(Set((form["scope"] ?? "").split(separator: " ")) == ["User.Read", "offline_access", "openid", "profile"])
+    }
+
+    @Test func aTaskWaitingBehindAStuckHolderGivesUp() async throws {
+        let lock = RefreshLock()
+        let (entered, signal) = AsyncStream.makeStream(of: Void.self)
+        let holder = Task {
+            try await lock.withLock(group: "silent-inprocess-test", key: "k", timeout: 5) {
+                signal.yield()
+                try await Task.sleep(nanoseconds: 1_500_000_000)
+                return 1
+            }
+        }
+        for await _ in entered { break }
+        let waited = await #expect(throws: TokenCacheError.self) {
+            try await lock.withLock(group: "silent-inprocess-test", key: "k", timeout: 0.2) { 2 }
+        }
+        #expect(waited?.code == .lockTimeout)
+        #expect(try await holder.value == 1)
+        // Released: the next caller gets in at once.
+        #expect(try await lock.withLock(group: "silent-inprocess-test", key: "k", timeout: 0.2) { 3 } == 3)
+    }
+
+    @Test func lockFilesArePrivateAndNameNoUser() async throws {
+        let group = "silent-lock-test"
+        let directory = try RefreshLockFile.directory(group: group)
+        let lock = try await RefreshLockFile.acquire(group: group, key: "alice.tenant\nfamily:1", timeout: 1)
+        defer { lock.release() }
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory)
+        #expect(files.allSatisfy { $0.hasPrefix("refresh-") && !$0.contains("alice") })
+        let attributes = try FileManager.default.attributesOfItem(atPath: directory)
+        #expect((attributes[.posixPermissions] as? Int) == 0o700)
+        for file in files {
+            let mode = try FileManager.default.attributesOfItem(atPath: directory + "/" + file)[.posixPermissions] as? Int
+            #expect(mode == 0o600)
+        }
+        // A second holder of the same key waits, then times out.
+        await #expect(throws: TokenCacheError.self) {
+            _ = try await RefreshLockFile.acquire(group: group, key: "alice.tenant\nfamily:1", timeout: 0.2)
+        }
+    }
+}
+
+/// The refresh lock excludes other processes (not just other tasks), and the demo binary runs:
+/// what the multi-process suite relies on, checked without the file store.
+@Suite struct SilentProcessTests {
+    /// Runs `python3 -c script args...` and returns its exit status.
+    static func python(_ script: String, _ arguments: [String]) async throws -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [ProcessInfo.processInfo.environment["STC_PYTHON"] ?? "python3", "-c", script] + arguments
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        return try await withCheckedThrowingContinuation { continuation in
+            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+            do { try process.run() } catch { continuation.resume(throwing: error) }
+        }
+    }
+
+    static let tryLock = """
+        import fcntl, sys
+        f = open(sys.argv[1], "a")
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            sys.exit(7)
+        """
+
+    @Test func anotherProcessCannotTakeAHeldRefreshLock() async throws {
+        let group = "silent-lock-process-test"
+        let key = "bob.tenant\nfamily:1"
+        let path =
+            try RefreshLockFile.directory(group: group) + "/refresh-" + (try RefreshLockFile.hash(group + "\n" + key)) + ".lock"
+        let held = try await RefreshLockFile.acquire(group: group, key: group + "\n" + key, timeout: 1)
+        #expect(try await Self.python(Self.tryLock, [path]) == 7, "another process took a held refresh lock")
+        held.release()
+        #expect(try await Self.python(Self.tryLock, [path]) == 0)
+    }
+
+    @Test(.enabled(if: SilentProcessGate.demo != nil, "needs the built stc-demo"))
+    func theDemoReportsAStoreThisBuildLacksWithStatus3() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("stc-demo-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let result = try await SilentMultiProcessTests.launch([
+            "accounts", "--authority", "http://127.0.0.1:9/common", "--client", Fixtures.clientA, "--store", "file",
+            "--directory", directory, "--key-file", directory + ".key",
+        ])
+        defer { try? FileManager.default.removeItem(atPath: directory + ".key") }
+        if SilentProcessGate.fileStoreAvailable {
+            #expect(result.status == 0, "\(result.output)")
+        } else {
+            #expect(result.status == 3, "\(result.output)")
+            #expect(result.output.contains("not available"))
+        }
+    }
+}
