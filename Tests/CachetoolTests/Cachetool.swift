@@ -130,23 +130,10 @@ enum TestFiles {
     }
 }
 
-/// Whether `CacheGroup.open` supports the file store yet (it is merged separately). Tests that
-/// need a group to persist between invocations run only when it does.
-/// Lead: once the file store is merged, delete this gate so those tests fail instead of skip.
+/// File-store groups for the persistence tests.
 enum FileStore {
-    static let available: Bool = {
-        guard let folder = try? TestFiles.scratch() else { return false }
-        defer { try? FileManager.default.removeItem(at: folder) }
-        do {
-            _ = try CacheGroup.open(
-                "probe", configuration: CacheConfiguration(store: .file, directory: folder.path, keySource: .passphrase("probe")))
-            return true
-        } catch let error as TokenCacheError {
-            return !(error.code == .invalidArgument && error.message.contains("not available in this build"))
-        } catch {
-            return true
-        }
-    }()
+    /// The file store is always in the build: its tests run everywhere and fail, never skip.
+    static let available = true
 
     static let passphraseVariable = "CACHETOOL_TEST_PASSPHRASE"
 
@@ -164,18 +151,9 @@ enum FileStore {
 enum KeyringStore {
     static let required = ProcessInfo.processInfo.environment["STC_KEYRING_REQUIRED"] == "1"
 
-    static let available: Bool = {
-        guard required else { return false }
-        do {
-            _ = try CacheGroup.open("com.example.cachetool-probe", configuration: CacheConfiguration(store: .keyring))
-            return true
-        } catch let error as TokenCacheError {
-            // Inside scripts/with-keyring any other failure is a real one: let the tests fail.
-            return !(error.code == .invalidArgument && error.message.contains("not available in this build"))
-        } catch {
-            return true
-        }
-    }()
+    /// Keyring tests run inside `scripts/with-keyring` (always in CI), where a broken keyring
+    /// fails them instead of skipping them.
+    static let available = required
 }
 
 /// A store the persistence tests run against, and a fresh group in it.

@@ -4,8 +4,7 @@ import Testing
 /// What only the file store has: passphrases, folders, sizes on disk. The store-independent
 /// tests are in ``PersistentGroupTests``.
 ///
-/// Runs only when `CacheGroup.open` supports the file store (see ``FileStore/available``).
-@Suite(.enabled(if: FileStore.available, "needs the file store in CacheGroup.open (lead: remove this gate after merging it)"))
+@Suite
 struct FileStoreTests {
     let folder: URL
     let options: [String]

@@ -77,7 +77,7 @@ import Testing
         print("list tokens --from (\(Self.fromFileTokens) access tokens, parse included): \(seconds) s")
     }
 
-    @Test(.enabled(if: FileStore.available, "needs the file store in CacheGroup.open (lead: remove this gate after merging it)"))
+    @Test
     func listAndStatusOfATenThousandTokenGroup() throws {
         let folder = try TestFiles.scratch()
         let options = FileStore.options(folder)

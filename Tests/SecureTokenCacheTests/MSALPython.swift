@@ -228,16 +228,6 @@ enum MSALPython {
     }
 }
 
-/// A clock the test moves: the replay of msal-python's `add()` events uses each event's time.
-final class TestClock: Sendable {
-    private let value: Atomic<Int64>
-    init(_ now: Int64) { value = Atomic(now) }
-    var now: Int64 {
-        get { value.load(ordering: .relaxed) }
-        set { value.store(newValue, ordering: .relaxed) }
-    }
-    var closure: @Sendable () -> Int64 { { [self] in self.now } }
-}
 
 extension MSALPython.Lookup {
     /// What the engine answers for this lookup in `group`.

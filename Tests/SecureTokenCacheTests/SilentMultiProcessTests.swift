@@ -6,10 +6,8 @@ import Testing
 /// Single sign-on across real processes: `stc-demo` processes of apps A, B (one family) and C
 /// over one file-store group, against the fake authority.
 ///
-/// Gated on the file store being in the build (`CacheGroup.open` answers "not available in this
-/// build" until it is merged) and on the `stc-demo` binary next to the test bundle. Remove the
-/// gate once the file store lands: from then on these must run, not skip.
-@Suite(.enabled(if: SilentProcessGate.ready, "needs the file store (not in this build yet) and the built stc-demo"))
+/// Always runs: a missing `stc-demo` binary fails the tests.
+@Suite
 struct SilentMultiProcessTests {
     static var demo: String? { SilentProcessGate.demo }
 
@@ -110,22 +108,4 @@ enum SilentProcessGate {
         return FileManager.default.isExecutableFile(atPath: path) ? path : nil
     }()
 
-    /// Whether `CacheGroup.open` can open a file-store group in this build.
-    static let fileStoreAvailable: Bool = {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("stc-probe-\(UUID().uuidString)").path
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        do {
-            _ = try CacheGroup.open(
-                "probe", configuration: .init(store: .file, directory: directory, keySource: .keyFile(path: directory + ".key")))
-            try? FileManager.default.removeItem(atPath: directory + ".key")
-            return true
-        } catch let error as TokenCacheError where error.code == .invalidArgument && error.message.contains("not available") {
-            return false
-        } catch {
-            // The store exists but failed: run the tests, so they fail loudly.
-            return true
-        }
-    }()
-
-    static let ready = fileStoreAvailable && demo != nil
 }

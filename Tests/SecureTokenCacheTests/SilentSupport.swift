@@ -122,16 +122,6 @@ final class FakeAuthority: Sendable {
     }
 }
 
-/// A clock tests move by hand.
-final class TestClock: Sendable {
-    private let seconds: Atomic<Int64>
-
-    init(_ start: Int64 = 1_700_000_000) { seconds = Atomic(start) }
-
-    var now: Int64 { seconds.load(ordering: .relaxed) }
-
-    func advance(by delta: Int64) { seconds.add(delta, ordering: .relaxed) }
-}
 
 /// One in-memory group on a test clock, and a cache per client id: apps A and B of one family,
 /// C outside it.
