@@ -1,0 +1,82 @@
+import Glibc
+
+extension CacheGroup {
+    /// Moves the group `name` between the keyring store and the file store (either direction),
+    /// losing nothing: every record (tokens, accounts, sign-in state, unknown MSAL sections) is
+    /// copied, the copy is read back and compared, and only then is the source emptied. Returns
+    /// the number of records moved.
+    ///
+    /// The copy is made under the source group's lock, so no write of another process can slip
+    /// between the copy and the emptying; processes that still have the group open in the old
+    /// store should reopen it. A file-store source directory is emptied and set aside as
+    /// `.<name>.moved-<time>` (sealed, holding no records), so `auto` finds the group in its new
+    /// home. Throws `.invalidArgument` if the destination already holds records or either side
+    /// is not `.file` or `.keyring`.
+    @discardableResult
+    public static func move(_ name: String, from source: CacheConfiguration, to destination: CacheConfiguration) throws -> Int {
+        for side in [source, destination] where side.store != .file && side.store != .keyring {
+            throw TokenCacheError(.invalidArgument, "a group moves between the file store and the keyring store, not \(side.store.rawValue)")
+        }
+        guard source.store != destination.store || source.directory != destination.directory else {
+            throw TokenCacheError(.invalidArgument, "the source and the destination are the same store")
+        }
+        let from = try open(name, configuration: source)
+        let to = try open(name, configuration: destination)
+        let (existing, destinationCursor) = try to.store.load()
+        guard existing.isEmpty else {
+            throw TokenCacheError(
+                .invalidArgument, "the destination already holds \(existing.count) records of group \(name); nothing was moved")
+        }
+        var moved = 0
+        _ = try from.store.transact(since: StoreCursor.start) { transaction in
+            // Everything the source holds, read under its lock.
+            var records: [RecordID: Record] = [:]
+            try collect(transaction.update, into: &records)
+            let copy = Array(records.values)
+            _ = try to.store.transact(since: destinationCursor) { _ in copy.map(RecordChange.put) }
+            // Read the copy back before the source loses anything.
+            let (written, _) = try to.store.load()
+            let check = Dictionary(written.map { ($0.id, $0.payload) }, uniquingKeysWith: { first, _ in first })
+            guard check.count == records.count, records.allSatisfy({ check[$0.key] == $0.value.payload }) else {
+                throw TokenCacheError(.ioFailure, "the copy of group \(name) did not read back whole; the source was kept as it was")
+            }
+            moved = records.count
+            return records.keys.map(RecordChange.delete)
+        }
+        try retire(name, from: source)
+        return moved
+    }
+
+    private static func collect(_ update: StoreUpdate, into records: inout [RecordID: Record]) throws {
+        switch update {
+        case .unchanged: break
+        case .reload(let all, _):
+            records = Dictionary(all.map { ($0.id, $0) }, uniquingKeysWith: { _, last in last })
+        case .changes(let changes, _):
+            for change in changes {
+                switch change {
+                case .put(let record): records[record.id] = record
+                case .delete(let id): records[id] = nil
+                }
+            }
+        }
+    }
+
+    /// Makes sure `auto` no longer finds the group where it was.
+    private static func retire(_ name: String, from source: CacheConfiguration) throws {
+        let root = try fileRoot(source)
+        switch source.store {
+        case .file:
+            let path = root + "/" + name
+            let aside = root + "/." + name + ".moved-" + String(systemClock())
+            guard rename(path, aside) == 0 else {
+                throw TokenCacheError(
+                    .ioFailure, "the group was copied and emptied, but \(path) could not be set aside", underlying: .posix(call: "rename", errno: errno))
+            }
+        case .keyring:
+            unlink(keyringMarker(root: root, name: name))
+        case .auto, .memory:
+            break
+        }
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+import Testing
+
+@testable import SecureTokenCache
+
+extension KeyringTests {
+    /// `CacheGroup.open` with `auto`, and moving a group between the keyring and the file store.
+    @Suite struct StoreChoice {
+        typealias Support = KeyringTestSupport
+
+        private func folder() throws -> String {
+            let url = FileManager.default.temporaryDirectory.appendingPathComponent("stc-choice-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+            return url.path
+        }
+
+        @Test func autoPutsANewGroupInTheUnlockedKeyringAndSaysWhy() throws {
+            let root = try folder()
+            defer { try? FileManager.default.removeItem(atPath: root) }
+            let group = try CacheGroup.open(Support.uniqueGroup("auto"), configuration: CacheConfiguration(directory: root))
+            #expect(group.storeDescription.kind == .keyring)
+            #expect(group.storeDescription.protection == .keyring)
+            #expect(group.storeDescription.reason.contains("reachable and unlocked"))
+        }
+
+        @Test func aGroupMovesFromTheKeyringToTheFileStoreAndBackLosingNothing() throws {
+            let root = try folder()
+            defer { try? FileManager.default.removeItem(atPath: root) }
+            let name = Support.uniqueGroup("move")
+            let keyring = CacheConfiguration(store: .keyring, directory: root)
+            let file = CacheConfiguration(store: .file, directory: root, keySource: .passphrase("move it"))
+
+            let original = try CacheGroup.open(name, configuration: keyring)
+            let vector = try Fixtures.vector("v2_two_accounts_two_tenants")
+            try original.importMSAL(vector)
+            let cache = try TokenCache(clientId: Fixtures.clientA, group: original)
+            try cache.store(try Fixtures.response(), for: try Fixtures.request())
+            let expected = try original.exportMSAL(includeSecrets: true)
+            let signedIn = try cache.currentAccount().current?.username
+
+            let toFile = try CacheGroup.move(name, from: keyring, to: file)
+            #expect(toFile > 0)
+            let inFile = try CacheGroup.open(name, configuration: CacheConfiguration(directory: root, keySource: .passphrase("move it")))
+            #expect(inFile.storeDescription.kind == .file, "auto finds the group in its new home")
+            #expect(try inFile.exportMSAL(includeSecrets: true) == expected)
+            #expect(try TokenCache(clientId: Fixtures.clientA, group: inFile).currentAccount().current?.username == signedIn)
+            // The keyring copy is empty, and no longer where auto looks.
+            #expect(try KeyringStore(group: name).load().0.isEmpty)
+
+            let back = try CacheGroup.move(name, from: file, to: keyring)
+            #expect(back == toFile)
+            let inKeyring = try CacheGroup.open(name, configuration: CacheConfiguration(directory: root))
+            #expect(inKeyring.storeDescription.kind == .keyring)
+            #expect(try inKeyring.exportMSAL(includeSecrets: true) == expected)
+        }
+
+        @Test func aMoveIntoAGroupThatHoldsRecordsIsRefusedAndChangesNothing() throws {
+            let root = try folder()
+            defer { try? FileManager.default.removeItem(atPath: root) }
+            let name = Support.uniqueGroup("occupied")
+            let keyring = CacheConfiguration(store: .keyring, directory: root)
+            let file = CacheConfiguration(store: .file, directory: root, keySource: .passphrase("x"))
+            try CacheGroup.open(name, configuration: keyring).importMSAL(try Fixtures.vector("v1_single_account"))
+            try CacheGroup.open(name, configuration: file).importMSAL(try Fixtures.vector("v3_foci_two_clients"))
+            let error = #expect(throws: TokenCacheError.self) { try CacheGroup.move(name, from: keyring, to: file) }
+            #expect(error?.code == .invalidArgument)
+            #expect(try CacheGroup.open(name, configuration: keyring).exportMSAL(includeSecrets: true) == Fixtures.vector("v1_single_account"))
+            #expect(try CacheGroup.open(name, configuration: file).exportMSAL(includeSecrets: true) == Fixtures.vector("v3_foci_two_clients"))
+        }
+
+        /// `auto` never falls back to weaker protection: a group that lives in the keyring, with
+        /// the keyring locked, is an error, not a new, empty file group.
+        @Test func autoReportsALockedKeyringForAGroupThatLivesThere() throws {
+            let root = try folder()
+            defer { try? FileManager.default.removeItem(atPath: root) }
+            let name = Support.uniqueGroup("locked-auto")
+            let created = try CacheGroup.open(name, configuration: CacheConfiguration(directory: root))
+            #expect(created.storeDescription.kind == .keyring)
+            try created.importMSAL(try Fixtures.vector("v1_single_account"))
+
+            let client = KeyringClient()
+            try client.lockDefaultCollection()
+            var unlocked = false
+            defer { if !unlocked { try? Support.unlockTestKeyring() } }
+            KeyringKeyProvider.forgetCachedKeys()
+            let error = #expect(throws: TokenCacheError.self) {
+                try CacheGroup.open(name, configuration: CacheConfiguration(directory: root))
+            }
+            #expect(error?.code == .collectionLocked)
+            #expect(!FileManager.default.fileExists(atPath: root + "/" + name), "no file group was made in its place")
+
+            try Support.unlockTestKeyring()
+            unlocked = true
+            let reopened = try CacheGroup.open(name, configuration: CacheConfiguration(directory: root))
+            #expect(try reopened.exportMSAL(includeSecrets: true) == Fixtures.vector("v1_single_account"))
+        }
+    }
+}
