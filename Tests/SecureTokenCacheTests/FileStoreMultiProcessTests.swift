@@ -163,7 +163,12 @@ final class Helper: @unchecked Sendable {
         // STC_KILL_ROUNDS raises the count for soak runs.
         let rounds = ProcessInfo.processInfo.environment["STC_KILL_ROUNDS"].flatMap { Int($0) } ?? 200
         for round in 0..<rounds {
+            let before = reader.currentGeneration()
             let helper = try Helper(["churn", tmp.path, "churn"])
+            // The kill window opens once the writer commits (process start-up on a loaded machine
+            // can take longer than the window), so every round kills a writer mid-stream.
+            let started = Date().addingTimeInterval(5)
+            while reader.currentGeneration() == before, Date() < started { usleep(200) }
             let deadline = Date().addingTimeInterval(Double.random(in: 0.0...0.06, using: &generator))
             // Read while the writer runs: every view must be the state after some whole transaction.
             repeat {
