@@ -6,6 +6,7 @@
 //                                         solo client's sign-in) as MSAL JSON for msal-python
 //   PeerCompare run SIZES [REPEATS]       time every operation at each size (comma-separated);
 //                                         prints {"<store>.<op>.<size>": {"ns": median, ...}}
+//   PeerCompare spin OP TOKENS N          run one operation N times (for callgrind / perf)
 //
 // Build: swift build -c release --package-path Benchmarks --product PeerCompare
 import BenchmarkWorkload
@@ -184,6 +185,25 @@ case "run" where arguments.count >= 3:
         for size in sizes { try measure(kind: kind, size: size, repeats: repeats) }
     }
     printJSON()
+case "spin" where arguments.count == 5:
+    // For profilers (valgrind --tool=callgrind): one operation N times on a memory group.
+    let workload = Workload(accessTokens: Int(arguments[3])!)
+    let prepared = try prepare(.memory, workload)
+    let response = try Workload.response(user: workload.probeUser)
+    let request = Workload.request()
+    let json = try prepared.group.exportMSAL(includeSecrets: true)
+    for _ in 0..<Int(arguments[4])! {
+        switch arguments[2] {
+        case "hit": consume(try prepared.cache.accessToken(for: Workload.hitScopes, account: prepared.account, authority: Workload.authority))
+        case "write": consume(try prepared.cache.store(response, for: request, signIn: false))
+        case "signOut":
+            try prepared.cache.store(response, for: request, signIn: true)
+            try prepared.cache.signOut(prepared.account)
+        case "serialize": consume(try prepared.group.exportMSAL(includeSecrets: true))
+        case "deserialize": consume(try CacheGroup(inMemory: "stc-compare-import").importMSAL(json))
+        default: fatalError("spin: hit | write | signOut | serialize | deserialize")
+        }
+    }
 default:
     FileHandle.standardError.write(Data(("usage: PeerCompare emit TOKENS PATH | PeerCompare run SIZES [REPEATS]\n").utf8))
     exit(2)
