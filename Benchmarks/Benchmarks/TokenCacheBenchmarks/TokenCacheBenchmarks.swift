@@ -45,7 +45,10 @@ let benchmarks: @Sendable () -> Void = {
     for kind in StoreKind.allCases {
         if let reason = kind.unavailability {
             // Not registered, so a run without the store lists nothing rather than failures.
-            FileHandle.standardError.write(Data(("note: \(kind.rawValue).* benchmarks skipped: \(reason)\n").utf8))
+            // (Every benchmark runs in a process of its own: say it once, from the listing run.)
+            if CommandLine.arguments.contains("list") || getenv("STC_BENCH_VERBOSE") != nil {
+                FileHandle.standardError.write(Data(("note: \(kind.rawValue).* benchmarks skipped: \(reason)\n").utf8))
+            }
             continue
         }
         let label = kind.rawValue
