@@ -4,6 +4,9 @@ import PackageDescription
 // Benchmarks of SecureTokenCache's hot paths (ordo-one/benchmark). A package of its own so the
 // library never depends on the harness. Run from the repository root:
 //   swift package --package-path Benchmarks benchmark --no-progress
+// `PeerCompare` (scripts/compare-peers) times the same workload outside the harness, next to
+// msal-python and msal-extensions. It lives under Sources/, not Benchmarks/: the benchmark
+// plugin runs every executable whose folder sits in a folder named "Benchmarks".
 let package = Package(
     name: "Benchmarks",
     dependencies: [
@@ -14,14 +17,30 @@ let package = Package(
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
+        // The synthetic cache and the store kinds, shared by the benchmarks and PeerCompare so
+        // both measure the same thing.
+        .target(
+            name: "BenchmarkWorkload",
+            dependencies: [.product(name: "SecureTokenCache", package: "SecureTokenCache")],
+            path: "Sources/BenchmarkWorkload"
+        ),
         .executableTarget(
             name: "TokenCacheBenchmarks",
             dependencies: [
+                "BenchmarkWorkload",
                 .product(name: "SecureTokenCache", package: "SecureTokenCache"),
                 .product(name: "Benchmark", package: "benchmark"),
             ],
             path: "Benchmarks/TokenCacheBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
-        )
+        ),
+        .executableTarget(
+            name: "PeerCompare",
+            dependencies: [
+                "BenchmarkWorkload",
+                .product(name: "SecureTokenCache", package: "SecureTokenCache"),
+            ],
+            path: "Sources/PeerCompare"
+        ),
     ]
 )

@@ -1,9 +1,16 @@
+import BenchmarkWorkload
+import Glibc
 import SecureTokenCache
 import Synchronization
 
-/// A prepared group per workload size, built once per benchmark process: importing 100,000
-/// tokens is setup, not what is measured.
+/// A prepared group per store kind and workload size, built once per benchmark process:
+/// importing 100,000 tokens is setup, not what is measured.
 final class Fixture: Sendable {
+    let kind: StoreKind
+    let workload: Workload
+    /// The group's name and the private folder its files (if any) live in.
+    let name: String
+    let root: String
     let group: CacheGroup
     /// Client A's cache (in the family, many accounts).
     let cache: TokenCache
@@ -12,19 +19,51 @@ final class Fixture: Sendable {
     /// An account in the middle of the workload.
     let account: Account
 
-    private static let prepared = Mutex<[Int: Fixture]>([:])
+    private let peerCache = Mutex<TokenCache?>(nil)
 
-    private init(workload: Workload) throws {
-        (group, cache) = try workload.open()
+    private static let prepared = Mutex<[String: Fixture]>([:])
+
+    private init(kind: StoreKind, workload: Workload) throws {
+        self.kind = kind
+        self.workload = workload
+        name = "stc-bench-\(kind.rawValue.lowercased())-\(workload.accessTokens)-\(getpid())"
+        let root = try makeScratchFolder()
+        self.root = root
+        scratchFolders.withLock { $0.append(root) }
+        (group, cache) = try workload.open(kind.open(name, root: root))
         account = try workload.probeAccount(cache)
-        soloClient = try workload.signIn(clientId: "33333333-aaaa-4bbb-8ccc-000000000003", group: group)
+        soloClient = try workload.signIn(clientId: Workload.soloClient, group: group)
     }
 
-    /// The in-memory fixture of `size` access tokens.
-    static func memory(_ size: Int) throws -> Fixture {
-        if let fixture = prepared.withLock({ $0[size] }) { return fixture }
-        let fixture = try Fixture(workload: Workload(accessTokens: size))
-        prepared.withLock { $0[size] = fixture }
+    /// The fixture of `size` access tokens in a `kind` store.
+    static func get(_ kind: StoreKind, _ size: Int) throws -> Fixture {
+        let key = "\(kind.rawValue).\(size)"
+        if let fixture = prepared.withLock({ $0[key] }) { return fixture }
+        let fixture = try Fixture(kind: kind, workload: Workload(accessTokens: size))
+        prepared.withLock { $0[key] = fixture }
         return fixture
+    }
+
+    /// A second view of the same group, as another process opening it would have (shared
+    /// stores only).
+    func reopen() throws -> CacheGroup { try kind.open(name, root: root) }
+
+    /// Client A's cache over a second view of the group (made once): the "other process".
+    func peer() throws -> TokenCache {
+        try peerCache.withLock { peer in
+            if let peer { return peer }
+            let made = try TokenCache(clientId: Workload.clientA, group: reopen())
+            peer = made
+            return made
+        }
+    }
+}
+
+/// Scratch folders to remove when the benchmark process exits.
+let scratchFolders = Mutex<[String]>([])
+
+func removeScratchFoldersAtExit() {
+    atexit {
+        for folder in scratchFolders.withLock({ $0 }) { removeScratchFolder(folder) }
     }
 }

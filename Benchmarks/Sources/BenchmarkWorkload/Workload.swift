@@ -1,19 +1,39 @@
-import SecureTokenCache
+public import SecureTokenCache
 
 /// A synthetic MSAL cache of a given size, shaped like real ones: users with a few access
 /// tokens each across two clients, one refresh token, id token and account each.
-struct Workload: Sendable {
-    static let clientA = "11111111-aaaa-4bbb-8ccc-000000000001"
-    static let clientB = "22222222-aaaa-4bbb-8ccc-000000000002"
-    static let tenant = "72f988bf-86f1-41af-91ab-2d7cd011db47"
-    static let authority = try! Authority("https://login.microsoftonline.com/\(tenant)")
-    static let tokensPerUser = 4
-    static let sizes = [10, 100_000]
+///
+/// The benchmarks and PeerCompare use it, and PeerCompare hands the same JSON to msal-python,
+/// so every side of a comparison reads the same cache.
+public struct Workload: Sendable {
+    public static let clientA = "11111111-aaaa-4bbb-8ccc-000000000001"
+    public static let clientB = "22222222-aaaa-4bbb-8ccc-000000000002"
+    /// A client in no family that signs in with one user of its own.
+    public static let soloClient = "33333333-aaaa-4bbb-8ccc-000000000003"
+    public static let tenant = "72f988bf-86f1-41af-91ab-2d7cd011db47"
+    public static let authority = try! Authority("https://login.microsoftonline.com/\(tenant)")
+    public static let tokensPerUser = 4
+    /// Cached access tokens at which size-dependent paths are measured.
+    public static let sizes = [10, 1_000, 100_000]
+    /// The scopes of a hit for client A (user tokens 0 and 2 are client A's).
+    public static let hitScopes: Scopes = ["Scope0.Read"]
+    /// Scopes no token was granted.
+    public static let missScopes: Scopes = ["Never.Granted"]
 
-    let accessTokens: Int
-    let json: [UInt8]
+    public let accessTokens: Int
+    /// The cache as MSAL JSON (msal-python's layout).
+    public let json: [UInt8]
 
-    init(accessTokens: Int) {
+    /// How many users the cache holds.
+    public var users: Int { Self.users(accessTokens: accessTokens) }
+
+    /// How many users a cache of `accessTokens` holds.
+    public static func users(accessTokens: Int) -> Int { max(1, accessTokens / tokensPerUser) }
+
+    /// The middle user of a cache of `accessTokens`: a hit that is not the first or last entry.
+    public static func probeUser(accessTokens: Int) -> Int { users(accessTokens: accessTokens) / 2 }
+
+    public init(accessTokens: Int) {
         self.accessTokens = accessTokens
         let users = max(1, accessTokens / Self.tokensPerUser)
         var at: [String] = []
@@ -49,20 +69,23 @@ struct Workload: Sendable {
         json = Array(text.utf8)
     }
 
-    /// A group holding the workload, and client A's cache over it.
-    func open(_ group: CacheGroup = CacheGroup(inMemory: "bench")) throws -> (CacheGroup, TokenCache) {
+    /// Imports the workload into `group` and returns client A's cache over it.
+    public func open(_ group: CacheGroup = CacheGroup(inMemory: "bench")) throws -> (CacheGroup, TokenCache) {
         try group.importMSAL(json)
         return (group, try TokenCache(clientId: Self.clientA, group: group))
     }
 
     /// The middle user's account: a hit that is not the first or last entry.
-    func probeAccount(_ cache: TokenCache) throws -> Account {
-        let users = max(1, accessTokens / Self.tokensPerUser)
-        return try cache.account(username: "user\(users / 2)@contoso.com")!
+    public func probeAccount(_ cache: TokenCache) throws -> Account {
+        try cache.account(username: probeUsername)!
     }
 
+    /// The middle user's index and username.
+    public var probeUser: Int { Self.probeUser(accessTokens: accessTokens) }
+    public var probeUsername: String { "user\(probeUser)@contoso.com" }
+
     /// A cache for `clientId` that signed in with one new user (not in any family).
-    func signIn(clientId: String, group: CacheGroup) throws -> TokenCache {
+    public func signIn(clientId: String, group: CacheGroup) throws -> TokenCache {
         let cache = try TokenCache(clientId: clientId, group: group)
         let claims = #"{"oid":"99999999-0000-0000-0000-000000000000","preferred_username":"solo@contoso.com","sub":"s","tid":"\#(Self.tenant)"}"#
         let info = #"{"uid":"99999999-0000-0000-0000-000000000000","utid":"\#(Self.tenant)"}"#
@@ -70,6 +93,25 @@ struct Workload: Sendable {
         let request = TokenRequest(clientId: clientId, authority: Self.authority, scopes: ["Solo.Read"], grantType: "authorization_code")
         try cache.store(try TokenResponse(json: Array(response.utf8)), for: request)
         return cache
+    }
+}
+
+extension Workload {
+    /// A token response for workload user `user` and client A, as the token endpoint would
+    /// send it on a silent refresh: a new access token for `scope`, a family refresh token and
+    /// an id token. Storing it for an account the workload already holds changes no sizes.
+    public static func response(user: Int, scope: String = "Scope0.Read", serial: Int = 0) throws -> TokenResponse {
+        let digits = String(user)
+        let uid = "00000000-0000-0000-0000-" + String(repeating: "0", count: 12 - digits.count) + digits
+        let claims = #"{"oid":"\#(uid)","preferred_username":"user\#(user)@contoso.com","sub":"s\#(user)","tid":"\#(tenant)"}"#
+        let info = #"{"uid":"\#(uid)","utid":"\#(tenant)"}"#
+        let text = #"{"token_type":"Bearer","access_token":"at-\#(user)-new-\#(serial)","refresh_token":"rt-\#(user)-new","expires_in":3600,"ext_expires_in":3600,"scope":"\#(scope) openid profile","foci":"1","id_token":"e30.\#(base64url(claims)).","client_info":"\#(base64url(info))"}"#
+        return try TokenResponse(json: Array(text.utf8))
+    }
+
+    /// The request `response(user:scope:)` answers.
+    public static func request(scope: String = "Scope0.Read") -> TokenRequest {
+        TokenRequest(clientId: clientA, authority: authority, scopes: Scopes([scope]), grantType: "refresh_token")
     }
 }
 

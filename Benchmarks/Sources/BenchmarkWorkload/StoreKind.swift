@@ -1,0 +1,66 @@
+import Foundation
+import Glibc
+public import SecureTokenCache
+
+/// Where a benchmarked group lives. Adding a store is one case here and one line in ``open``.
+public enum StoreKind: String, CaseIterable, Sendable {
+    case memory = "Memory"
+    case file = "File"
+    case keyring = "Keyring"
+
+    /// Opens (creating on first use) group `name` of this kind. `root` is a private folder of the
+    /// caller's: the file store keeps the group and its key file there. Opening the same name
+    /// and root again gives a second view of the same group, as another process would have
+    /// (not for the memory store, whose groups are private to one `CacheGroup`).
+    public func open(_ name: String, root: String) throws -> CacheGroup {
+        switch self {
+        case .memory:
+            try CacheGroup.open(name, configuration: CacheConfiguration(store: .memory))
+        case .file:
+            try CacheGroup.open(
+                name, configuration: CacheConfiguration(store: .file, directory: root + "/groups", keySource: .keyFile(path: root + "/group.key")))
+        case .keyring:
+            try CacheGroup.open(name, configuration: CacheConfiguration(store: .keyring, directory: root + "/groups"))
+        }
+    }
+
+    /// Whether a second `CacheGroup` over the same name sees the first one's writes.
+    public var isShared: Bool { self != .memory }
+
+    /// `nil` when this build has the store and this machine can open it, else why not.
+    ///
+    /// A store the build does not have yet ("not available in this build") is expected while
+    /// the FileStore and KeyringStore are merged; any other failure is reported as is.
+    public var unavailability: String? {
+        if self == .keyring, getenv("DBUS_SESSION_BUS_ADDRESS") == nil {
+            return "no D-Bus session bus (run under scripts/with-keyring)"
+        }
+        do {
+            let root = try makeScratchFolder()
+            defer { removeScratchFolder(root) }
+            let group = try open("stc-bench-probe-\(getpid())", root: root)
+            _ = group.generation
+            return nil
+        } catch let error as TokenCacheError where error.message.contains("not available in this build") {
+            return "not available in this build"
+        } catch {
+            return "\(error)"
+        }
+    }
+}
+
+/// A new 0700 folder under $TMPDIR (or /tmp) for one group's files.
+public func makeScratchFolder() throws -> String {
+    let base = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
+    var template = Array("\(base)/stc-bench-XXXXXX".utf8CString)
+    guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+        throw TokenCacheError(.ioFailure, "could not create a scratch folder under \(base)")
+    }
+    return String(cString: made)
+}
+
+/// Removes a folder made by ``makeScratchFolder()`` and everything in it.
+public func removeScratchFolder(_ path: String) {
+    guard path.contains("/stc-bench-") else { return }
+    try? FileManager.default.removeItem(atPath: path)
+}

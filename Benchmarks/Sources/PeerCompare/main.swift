@@ -1,0 +1,210 @@
+// PeerCompare: times this engine on the synthetic workload, outside the benchmark harness, the
+// way scripts/compare_peers.py times msal-python and msal-extensions (monotonic-clock loops,
+// median of several repeats), and prints the medians as JSON.
+//
+//   PeerCompare emit TOKENS PATH          write the workload (as the engine exports it, with the
+//                                         solo client's sign-in) as MSAL JSON for msal-python
+//   PeerCompare run SIZES [REPEATS]       time every operation at each size (comma-separated);
+//                                         prints {"<store>.<op>.<size>": {"ns": median, ...}}
+//   PeerCompare spin OP TOKENS N          run one operation N times (for callgrind / perf)
+//
+// Build: swift build -c release --package-path Benchmarks --product PeerCompare
+import BenchmarkWorkload
+import Foundation
+import Glibc
+import SecureTokenCache
+
+/// Nanoseconds on the monotonic clock.
+func now() -> UInt64 {
+    var time = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &time)
+    return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+}
+
+/// Keeps the optimiser from dropping a result.
+@inline(never) func consume<T>(_ value: T) { withExtendedLifetime(value) {} }
+
+func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    let middle = sorted.count / 2
+    return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+}
+
+struct Measurement {
+    var ns: Double
+    var samples: Int
+    var note: String?
+}
+
+nonisolated(unsafe) var results: [(String, Measurement)] = []
+
+/// Times `body` in loops of `iterations`, `repeats` times; records the median per-call time.
+func loop(_ name: String, iterations: Int, repeats: Int, _ body: () throws -> Void) rethrows {
+    for _ in 0..<max(1, iterations / 10) { try body() }  // warm-up
+    var perCall: [Double] = []
+    for _ in 0..<repeats {
+        let start = now()
+        for _ in 0..<iterations { try body() }
+        perCall.append(Double(now() - start) / Double(iterations))
+    }
+    results.append((name, Measurement(ns: median(perCall), samples: repeats)))
+}
+
+/// Times single calls that each need untimed setup; records the median.
+func calls(_ name: String, count: Int, setup: () throws -> Void, _ body: () throws -> Void) rethrows {
+    var times: [Double] = []
+    for _ in 0..<count {
+        try setup()
+        let start = now()
+        try body()
+        times.append(Double(now() - start))
+    }
+    results.append((name, Measurement(ns: median(times), samples: count)))
+}
+
+/// Client A's cache, the solo client's cache and the probe account over a fresh `kind` group.
+struct Prepared {
+    let group: CacheGroup
+    let cache: TokenCache
+    let solo: TokenCache
+    let account: Account
+    let root: String
+    let name: String
+}
+
+func prepare(_ kind: StoreKind, _ workload: Workload) throws -> Prepared {
+    let root = try makeScratchFolder()
+    let name = "stc-compare-\(kind.rawValue.lowercased())-\(workload.accessTokens)"
+    let (group, cache) = try workload.open(kind.open(name, root: root))
+    let solo = try workload.signIn(clientId: Workload.soloClient, group: group)
+    return Prepared(group: group, cache: cache, solo: solo, account: try workload.probeAccount(cache), root: root, name: name)
+}
+
+/// Iterations per timed loop for an operation of roughly `estimateNs`, to fill about 20 ms.
+func iterations(_ estimateNs: Double) -> Int { max(10, Int(20_000_000 / estimateNs)) }
+
+func measure(kind: StoreKind, size: Int, repeats: Int) throws {
+    let workload = Workload(accessTokens: size)
+    let prepared = try prepare(kind, workload)
+    defer { removeScratchFolder(prepared.root) }
+    let (cache, account) = (prepared.cache, prepared.account)
+    let label = "\(kind.rawValue.lowercased())"
+    let authority = Workload.authority
+    let response = try Workload.response(user: workload.probeUser)
+    let request = Workload.request()
+
+    // Lookups: the public API's hit (what acquireTokenSilently will answer from; see the
+    // marked spot in TokenCacheBenchmarks.swift), miss, listing, account by name, refresh token.
+    try loop("\(label).hit.\(size)", iterations: iterations(300), repeats: repeats) {
+        consume(try cache.accessToken(for: Workload.hitScopes, account: account, authority: authority))
+    }
+    try loop("\(label).miss.\(size)", iterations: iterations(300), repeats: repeats) {
+        consume(try cache.accessToken(for: Workload.missScopes, account: account, authority: authority))
+    }
+    try loop("\(label).accountsSolo.\(size)", iterations: iterations(500), repeats: repeats) {
+        consume(try prepared.solo.accounts())
+    }
+    try loop("\(label).accountsAll.\(size)", iterations: iterations(Double(max(size, 10)) * 100), repeats: repeats) {
+        consume(try cache.accounts())
+    }
+    try loop("\(label).freshHit.\(size)", iterations: iterations(300), repeats: repeats) {
+        consume(prepared.group.generation)
+        consume(try cache.accessToken(for: Workload.hitScopes, account: account, authority: authority))
+    }
+
+    // Writes. Durable stores get fewer calls: each is an fsync or a D-Bus round trip.
+    let writes = kind == .memory ? 2_000 : 50
+    try calls("\(label).write.\(size)", count: writes, setup: {}) {
+        consume(try cache.store(response, for: request, signIn: false))
+    }
+    try calls("\(label).signOut.\(size)", count: writes, setup: { try cache.store(response, for: request, signIn: true) }) {
+        try cache.signOut(account)
+    }
+
+    // Another process's write, then the first lookup here.
+    if kind.isShared {
+        let peer = try TokenCache(clientId: Workload.clientA, group: kind.open(prepared.name, root: prepared.root))
+        var serial = 0
+        try calls(
+            "\(label).readAfterOtherWrite.\(size)", count: writes,
+            setup: {
+                serial += 1
+                try peer.store(try Workload.response(user: workload.probeUser, serial: serial), for: request, signIn: false)
+            }
+        ) {
+            consume(try cache.accessToken(for: Workload.hitScopes, account: account, authority: authority))
+        }
+    }
+
+    // The whole cache: export (msal-python's serialize) and open / import (its deserialize).
+    let exportRepeats = size >= 10_000 ? 5 : 20
+    try loop("\(label).serialize.\(size)", iterations: 1, repeats: exportRepeats) {
+        consume(try prepared.group.exportMSAL(includeSecrets: true))
+    }
+    if kind == .memory {
+        let json = try prepared.group.exportMSAL(includeSecrets: true)
+        try loop("\(label).deserialize.\(size)", iterations: 1, repeats: exportRepeats) {
+            consume(try CacheGroup(inMemory: "stc-compare-import").importMSAL(json))
+        }
+    } else {
+        try loop("\(label).open.\(size)", iterations: 1, repeats: exportRepeats) {
+            consume(try kind.open(prepared.name, root: prepared.root).generation)
+        }
+    }
+}
+
+func printJSON() {
+    var lines: [String] = []
+    for (name, measurement) in results {
+        var fields = #""ns": \#(measurement.ns), "samples": \#(measurement.samples)"#
+        if let note = measurement.note { fields += #", "note": "\#(note.filter { $0 != "\"" && $0 != "\\" })""# }
+        lines.append(#"  "\#(name)": {\#(fields)}"#)
+    }
+    print("{\n" + lines.joined(separator: ",\n") + "\n}")
+}
+
+let arguments = CommandLine.arguments
+switch arguments.count > 1 ? arguments[1] : "" {
+case "emit" where arguments.count == 4:
+    let workload = Workload(accessTokens: Int(arguments[2])!)
+    let (group, _) = try workload.open()
+    _ = try workload.signIn(clientId: Workload.soloClient, group: group)
+    let json = try group.exportMSAL(includeSecrets: true)
+    guard let file = fopen(arguments[3], "w") else { fatalError("cannot write \(arguments[3])") }
+    _ = json.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, file) }
+    fclose(file)
+case "run" where arguments.count >= 3:
+    let sizes = arguments[2].split(separator: ",").compactMap { Int($0) }
+    let repeats = arguments.count > 3 ? Int(arguments[3])! : 7
+    for kind in StoreKind.allCases {
+        if let reason = kind.unavailability {
+            FileHandle.standardError.write(Data(("PeerCompare: \(kind.rawValue) store skipped: \(reason)\n").utf8))
+            results.append(("\(kind.rawValue.lowercased()).unavailable", Measurement(ns: 0, samples: 0, note: reason)))
+            continue
+        }
+        for size in sizes { try measure(kind: kind, size: size, repeats: repeats) }
+    }
+    printJSON()
+case "spin" where arguments.count == 5:
+    // For profilers (valgrind --tool=callgrind): one operation N times on a memory group.
+    let workload = Workload(accessTokens: Int(arguments[3])!)
+    let prepared = try prepare(.memory, workload)
+    let response = try Workload.response(user: workload.probeUser)
+    let request = Workload.request()
+    let json = try prepared.group.exportMSAL(includeSecrets: true)
+    for _ in 0..<Int(arguments[4])! {
+        switch arguments[2] {
+        case "hit": consume(try prepared.cache.accessToken(for: Workload.hitScopes, account: prepared.account, authority: Workload.authority))
+        case "write": consume(try prepared.cache.store(response, for: request, signIn: false))
+        case "signOut":
+            try prepared.cache.store(response, for: request, signIn: true)
+            try prepared.cache.signOut(prepared.account)
+        case "serialize": consume(try prepared.group.exportMSAL(includeSecrets: true))
+        case "deserialize": consume(try CacheGroup(inMemory: "stc-compare-import").importMSAL(json))
+        default: fatalError("spin: hit | write | signOut | serialize | deserialize")
+        }
+    }
+default:
+    FileHandle.standardError.write(Data(("usage: PeerCompare emit TOKENS PATH | PeerCompare run SIZES [REPEATS]\n").utf8))
+    exit(2)
+}

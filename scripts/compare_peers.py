@@ -1,0 +1,349 @@
+"""Times msal-python 1.39.0 and msal-extensions 1.3.1 on the benchmark workload and prints
+them next to this engine's medians (from PeerCompare), as a Markdown table with ratios.
+
+Run through scripts/compare-peers, which builds PeerCompare, writes the workload files and the
+engine's JSON, and calls:
+
+    python compare_peers.py --workdir DIR --engine DIR/engine.json --sizes 10,1000,10000 \
+        --ext-sizes 10,1000 --out FILE.md [--keyring]
+
+Every msal-python timing is a `time.perf_counter_ns` loop: the median of several repeats of a
+loop long enough (about 20 ms, at least one call) to swamp the clock. Calls that need untimed
+setup (remove_account after re-adding the account; the first read after another writer) are
+timed one by one, and the median is taken.
+"""
+
+import argparse
+import base64
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "Tests", "Support"))
+
+import msal  # noqa: E402
+import msal_extensions  # noqa: E402
+from msal_fake_endpoint import OfflineHttpClient  # noqa: E402
+
+# The workload's constants (Benchmarks/Sources/BenchmarkWorkload/Workload.swift).
+CLIENT_A = "11111111-aaaa-4bbb-8ccc-000000000001"
+SOLO_CLIENT = "33333333-aaaa-4bbb-8ccc-000000000003"
+TENANT = "72f988bf-86f1-41af-91ab-2d7cd011db47"
+HOST = "login.microsoftonline.com"
+AUTHORITY = "https://{}/{}".format(HOST, TENANT)
+TOKENS_PER_USER = 4
+AT = msal.TokenCache.CredentialType.ACCESS_TOKEN
+# msal-python files an access token under its sorted target; asking with exactly that target is
+# its O(1) key lookup, asking with a subset (what apps usually do) falls back to a scan.
+HIT_EXACT = ["Scope0.Read", "openid", "profile"]
+HIT_SUBSET = ["Scope0.Read"]
+MISS = ["Never.Granted"]
+
+
+def b64url(text):
+    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+
+
+def uid(user):
+    return "00000000-0000-0000-0000-{:012d}".format(user)
+
+
+def probe_user(tokens):
+    return max(1, tokens // TOKENS_PER_USER) // 2
+
+
+def response(user, serial=0):
+    """Workload.response(user:serial:): a refresh for `user`, family refresh token included."""
+    claims = {"oid": uid(user), "preferred_username": "user{}@contoso.com".format(user), "sub": "s{}".format(user),
+              "tid": TENANT}
+    info = {"uid": uid(user), "utid": TENANT}
+    return {"token_type": "Bearer", "access_token": "at-{}-new-{}".format(user, serial),
+            "refresh_token": "rt-{}-new".format(user), "expires_in": 3600, "ext_expires_in": 3600,
+            "scope": "Scope0.Read openid profile", "foci": "1",
+            "id_token": "e30.{}.".format(b64url(json.dumps(claims))), "client_info": b64url(json.dumps(info))}
+
+
+def event(user, serial=0):
+    # msal files the access token under the event's scope (msal's application code passes the
+    # granted scope); with openid/profile it lands under the workload token's key and replaces it.
+    return {"client_id": CLIENT_A, "scope": ["Scope0.Read", "openid", "profile"], "token_endpoint": AUTHORITY + "/oauth2/v2.0/token",
+            "grant_type": "refresh_token", "response": response(user, serial)}
+
+
+def query(user):
+    return {"client_id": CLIENT_A, "environment": HOST, "realm": TENANT,
+            "home_account_id": "{}.{}".format(uid(user), TENANT)}
+
+
+def loop(fn, repeats):
+    """Median ns per call of `fn` over `repeats` timed loops of about 20 ms each."""
+    fn()
+    start = time.perf_counter_ns()
+    fn()
+    once = max(1, time.perf_counter_ns() - start)
+    iterations = max(1, int(20_000_000 / once))
+    per_call = []
+    for _ in range(repeats):
+        start = time.perf_counter_ns()
+        for _ in range(iterations):
+            fn()
+        per_call.append((time.perf_counter_ns() - start) / iterations)
+    return statistics.median(per_call)
+
+
+def calls(setup, fn, count):
+    """Median ns of `count` single calls of `fn`, each after an untimed `setup()`."""
+    times = []
+    for _ in range(count):
+        setup()
+        start = time.perf_counter_ns()
+        fn()
+        times.append(time.perf_counter_ns() - start)
+    return statistics.median(times)
+
+
+def app_for(client_id, cache, http):
+    return msal.PublicClientApplication(client_id, authority=AUTHORITY, token_cache=cache, http_client=http,
+                                        instance_discovery=False)
+
+
+def measure_msal(path, tokens, repeats, results):
+    with open(path) as f:
+        text = f.read()
+    user = probe_user(tokens)
+    q = query(user)
+    slow = 3 if tokens >= 10_000 else repeats
+
+    def fresh():
+        cache = msal.SerializableTokenCache()
+        cache.deserialize(text)
+        return cache
+
+    results["py.deserialize.%d" % tokens] = loop(fresh, slow)
+    cache = fresh()
+    results["py.serialize.%d" % tokens] = loop(cache.serialize, slow)
+
+    http = OfflineHttpClient()
+    app = app_for(CLIENT_A, cache, http)
+    account = app.get_accounts(username="user{}@contoso.com".format(user))[0]
+
+    def search(target):
+        return lambda: next(cache.search(AT, target=target, query=q), None)
+
+    assert search(HIT_EXACT)() is not None and search(MISS)() is None
+    results["py.search_hit.%d" % tokens] = loop(search(HIT_EXACT), repeats)
+    results["py.search_hit_subset.%d" % tokens] = loop(search(HIT_SUBSET), slow)
+    results["py.search_miss.%d" % tokens] = loop(search(MISS), slow)
+
+    for name, scopes in (("ats_hit", HIT_EXACT), ("ats_hit_subset", HIT_SUBSET)):
+        def silent(scopes=scopes):
+            result = app.acquire_token_silent(scopes, account)
+            assert result and "access_token" in result, result
+        try:
+            silent()
+        except (ValueError, AssertionError) as error:  # msal refuses reserved scopes here
+            print("compare-peers: acquire_token_silent(%s) not measured: %s" % (scopes, error), file=sys.stderr)
+            continue
+        results["py.%s.%d" % (name, tokens)] = loop(silent, slow if name.endswith("subset") else repeats)
+    assert not http.network_calls, http.network_calls
+
+    # msal-python lists every account of the app's cloud for any client (the engine lists those
+    # the client has a refresh token for, or signed into: rule 6), so the solo client gets all.
+    solo = app_for(SOLO_CLIENT, cache, http)
+    results["py.get_accounts_solo_count.%d" % tokens] = len(solo.get_accounts())
+    results["py.get_accounts_solo.%d" % tokens] = loop(solo.get_accounts, slow)
+    results["py.get_accounts_all.%d" % tokens] = loop(app.get_accounts, slow)
+
+    # remove_account, then (untimed) the sign-in response that brings the account back.
+    results["py.remove_account.%d" % tokens] = calls(
+        lambda: cache.add(event(user)), lambda: app.remove_account(account), 5 if tokens >= 10_000 else 20)
+    results["py.add.%d" % tokens] = calls(lambda: None, lambda: cache.add(event(user)), 5 if tokens >= 10_000 else 50)
+    assert not http.network_calls, http.network_calls
+
+
+def measure_extensions(label, make_persistence, path, tokens, workdir, results, writes):
+    """PersistedTokenCache over a persistence: a hit (with its freshness check), one write, and the
+    first read after another instance (standing for another process) wrote."""
+    with open(path) as f:
+        text = f.read()
+    user = probe_user(tokens)
+    q = query(user)
+    persistence = make_persistence(os.path.join(workdir, "%s-%d.bin" % (label, tokens)))
+    persistence.save(text)
+    reader = msal_extensions.PersistedTokenCache(persistence)
+    writer = msal_extensions.PersistedTokenCache(persistence)
+    hit = lambda: next(reader.search(AT, target=HIT_EXACT, query=q), None)  # noqa: E731
+    assert hit() is not None
+    results["%s.hit.%d" % (label, tokens)] = loop(hit, 5)
+    results["%s.write.%d" % (label, tokens)] = calls(lambda: None, lambda: writer.add(event(user)), writes)
+
+    serial = [0]
+    seen = []
+
+    def other_write():
+        serial[0] += 1
+        # msal-extensions compares the file's mtime (coarse kernel clock) with time.time() of its
+        # last read; without a pause it misses writes made within a few ms of that read.
+        time.sleep(0.02)
+        writer.add(event(user, serial[0]))
+
+    def first_read():
+        before = reader._last_sync  # only to tell whether this read reloaded (after the clock stops)
+        found = hit()
+        seen.append(reader._last_sync != before and found["secret"] == "at-{}-new-{}".format(user, serial[0]))
+
+    results["%s.read_after_write.%d" % (label, tokens)] = calls(other_write, first_read, writes)
+    missed = seen.count(False)
+    if missed:
+        results["%s.read_after_write_missed.%d" % (label, tokens)] = missed
+        print("compare-peers: %s missed %d of %d other-process writes at %d tokens" % (label, missed, len(seen), tokens),
+              file=sys.stderr)
+
+
+def fmt_ns(ns):
+    if ns is None:
+        return "n/a"
+    for unit, scale in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
+        if ns >= scale:
+            return "%.3g %s" % (ns / scale, unit)
+    return "%.3g ns" % ns
+
+
+def machine():
+    model = "unknown"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return "%d CPUs (nproc), %s, %s, Python %s" % (os.cpu_count(), model, platform.platform(), platform.python_version())
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--workdir", required=True)
+    parser.add_argument("--engine", required=True, help="PeerCompare run's JSON")
+    parser.add_argument("--sizes", default="10,1000,10000")
+    parser.add_argument("--ext-sizes", default="10,1000")
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--keyring", action="store_true", help="also LibsecretPersistence (needs a session bus)")
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    ext_sizes = [int(s) for s in args.ext_sizes.split(",")]
+    load_before = os.getloadavg()
+
+    results = {}
+    for tokens in sizes:
+        measure_msal(os.path.join(args.workdir, "cache-%d.json" % tokens), tokens, args.repeats, results)
+    for tokens in ext_sizes:
+        path = os.path.join(args.workdir, "cache-%d.json" % tokens)
+        measure_extensions("ext_file", msal_extensions.FilePersistence, path, tokens, args.workdir, results,
+                           writes=10 if tokens >= 1000 else 20)
+        if args.keyring:
+            try:
+                import gi  # noqa: F401
+            except ImportError:
+                # PyGObject (LibsecretPersistence's binding) does not build with pip here; Debian's
+                # python3-gi is for the same CPython minor version. Appended, so the venv's own
+                # packages still come first.
+                sys.path.append("/usr/lib/python3/dist-packages")
+            from msal_extensions.persistence import LibsecretPersistence
+            make = lambda location: LibsecretPersistence(  # noqa: E731
+                location, schema_name="stc.compare", attributes={"bench": os.path.basename(location)})
+            measure_extensions("ext_keyring", make, path, tokens, args.workdir, results, writes=5 if tokens >= 1000 else 10)
+
+    with open(args.engine) as f:
+        engine = {k: v["ns"] for k, v in json.load(f).items() if v.get("samples")}
+    with open(args.engine) as f:
+        unavailable = {k.split(".")[0]: v.get("note") for k, v in json.load(f).items() if k.endswith(".unavailable")}
+
+    rows = []
+
+    def row(what, peer_key, engine_key, target=None):
+        peer, ours = results.get(peer_key), engine.get(engine_key)
+        ratio = "%.0f×" % (peer / ours) if peer and ours else "n/a"
+        if peer and ours and peer / ours < 10:
+            ratio = "%.2g×" % (peer / ours)
+        if ours is None and engine_key.split(".")[0] in unavailable:
+            ratio = "n/a (%s store: %s)" % (engine_key.split(".")[0], unavailable[engine_key.split(".")[0]])
+        verdict = ""
+        if target and peer and ours:
+            verdict = "met" if peer / ours >= target else "MISSED (%.2g× of %g×)" % (peer / ours, target)
+        elif target:
+            verdict = "not measured"
+        rows.append("| %s | %s | %s | %s | %s | %s |" % (what, peer_key, fmt_ns(peer), fmt_ns(ours), ratio,
+                                                         ("≥%g×: %s" % (target, verdict)) if target else ""))
+
+    for n in sizes:
+        big = n >= 10_000
+        row("AT hit: acquire_token_silent (exact target) vs accessToken(for:account:authority:) [%d]" % n,
+            "py.ats_hit.%d" % n, "memory.hit.%d" % n, 20)
+        row("AT hit: acquire_token_silent (scope subset) vs accessToken [%d]" % n, "py.ats_hit_subset.%d" % n,
+            "memory.hit.%d" % n)
+        row("AT hit: TokenCache.search (exact target) vs accessToken [%d]" % n, "py.search_hit.%d" % n,
+            "memory.hit.%d" % n)
+        row("AT hit: TokenCache.search (scope subset) vs accessToken [%d]" % n, "py.search_hit_subset.%d" % n,
+            "memory.hit.%d" % n)
+        row("AT miss: search vs accessToken [%d]" % n, "py.search_miss.%d" % n, "memory.miss.%d" % n,
+            1000 if big else None)
+        row("accounts, client signed into 1 account: get_accounts (returns all %s) vs accounts() (returns 1) [%d]" % (
+            results.get("py.get_accounts_solo_count.%d" % n), n), "py.get_accounts_solo.%d" % n,
+            "memory.accountsSolo.%d" % n, 1000 if big else None)
+        row("accounts, client A (both return every user) [%d]" % n, "py.get_accounts_all.%d" % n,
+            "memory.accountsAll.%d" % n)
+        row("sign-out: remove_account vs signOut [%d]" % n, "py.remove_account.%d" % n, "memory.signOut.%d" % n,
+            1000 if big else None)
+        row("ingest one response: TokenCache.add vs store (memory) [%d]" % n, "py.add.%d" % n, "memory.write.%d" % n)
+        row("serialize vs exportMSAL [%d]" % n, "py.serialize.%d" % n, "memory.serialize.%d" % n)
+        row("deserialize vs importMSAL (memory) [%d]" % n, "py.deserialize.%d" % n, "memory.deserialize.%d" % n,
+            1 if big else None)
+        row("deserialize (plaintext) vs open FileStore group [%d]" % n, "py.deserialize.%d" % n, "file.open.%d" % n,
+            1 if big else None)
+    for n in ext_sizes:
+        at1k = n == 1000
+        for label, store, write_target in (("ext_file", "file", 50), ("ext_keyring", "keyring", 5)):
+            if label == "ext_keyring" and not args.keyring:
+                continue
+            row("%s hit (with freshness check) [%d]" % (label, n), "%s.hit.%d" % (label, n), "%s.freshHit.%d" % (store, n))
+            row("%s one durable write [%d]" % (label, n), "%s.write.%d" % (label, n), "%s.write.%d" % (store, n),
+                write_target if at1k else None)
+            row("%s first read after another process wrote [%d]" % (label, n), "%s.read_after_write.%d" % (label, n),
+                "%s.readAfterOtherWrite.%d" % (store, n), 100 if at1k else None)
+
+    load_after = os.getloadavg()
+    header = [
+        "# Peer comparison: SecureTokenCache vs msal-python %s / msal-extensions %s" % (
+            msal.__version__, getattr(msal_extensions, "__version__", "?")),
+        "",
+        "- date: %s" % time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+        "- machine: %s" % machine(),
+        "- load average (1/5/15 min) before: %.2f %.2f %.2f, after: %.2f %.2f %.2f (shared machine; "
+        "other builds ran in parallel)" % (load_before + load_after),
+        "- medians; engine timed by Benchmarks/Sources/PeerCompare (release build), peers by "
+        "time.perf_counter_ns loops; ratio = peer / engine",
+        "",
+        "| operation [cached access tokens] | peer measurement | peer median | engine median | ratio | issue 7 target |",
+        "|---|---|---|---|---|---|",
+    ]
+    missed = {k: v for k, v in results.items() if "_missed." in k}
+    footer = [""]
+    for key, count in sorted(missed.items()):
+        footer.append("- %s: msal-extensions did not see the other writer's data on %d first reads" % (key, count))
+    for store, note in sorted(unavailable.items()):
+        footer.append("- engine %s store: %s" % (store, note))
+    text = "\n".join(header + rows + footer) + "\n"
+    print(text)
+    with open(args.out, "w") as f:
+        f.write(text)
+
+
+if __name__ == "__main__":
+    main()
