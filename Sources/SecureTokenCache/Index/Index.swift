@@ -29,32 +29,186 @@ struct AccountClient: Hashable, Sendable {
 /// All maps are persistent hash tries (`TreeDictionary`): a snapshot is an O(1) copy, and a
 /// write touches O(log n) nodes, so readers keep their snapshot while a writer builds the next.
 struct Index: Sendable {
-    private(set) var entries: TreeDictionary<EntryID, StoredEntry> = [:]
+    /// Every map lives in one copy-on-write box: passing the index around (a snapshot, a lookup)
+    /// is one retain, not one per map; a writer copies the box (O(number of maps)) once.
+    private final class Storage: @unchecked Sendable {
+        var entries: TreeDictionary<EntryID, StoredEntry> = [:]
+        var accessTokens: TreeDictionary<AccessTokenBucket, [StoredEntry]> = [:]
+        var ownRefreshTokens: TreeDictionary<RefreshTokenBucket, [EntryID]> = [:]
+        var familyRefreshTokens: TreeDictionary<RefreshTokenBucket, [EntryID]> = [:]
+        var accountsByHome: TreeDictionary<String, [EntryID]> = [:]
+        var accountsByUsername: TreeDictionary<String, [EntryID]> = [:]
+        var appMetadataByClient: TreeDictionary<String, [EntryID]> = [:]
+        var accountsWithClientToken: TreeDictionary<String, TreeDictionary<String, Int>> = [:]
+        var accountsWithFamilyToken: TreeDictionary<String, TreeDictionary<String, Int>> = [:]
+        var credentialsByAccountClient: TreeDictionary<AccountClient, TreeSet<EntryID>> = [:]
+        var entriesByAccount: TreeDictionary<String, TreeSet<EntryID>> = [:]
+        var clientStates: TreeDictionary<String, ClientState> = [:]
+        var tenantAliases: TreeDictionary<String, String> = [:]
+        var sections: [String] = []
+        var unknownSections: TreeDictionary<String, JSONValue> = [:]
+        var countByKind: [CredentialKind: Int] = [:]
+        var nextOrdinal: UInt64 = 1
+
+        init() {}
+
+        func copy() -> Storage {
+            let copy = Storage()
+            copy.entries = entries
+            copy.accessTokens = accessTokens
+            copy.ownRefreshTokens = ownRefreshTokens
+            copy.familyRefreshTokens = familyRefreshTokens
+            copy.accountsByHome = accountsByHome
+            copy.accountsByUsername = accountsByUsername
+            copy.appMetadataByClient = appMetadataByClient
+            copy.accountsWithClientToken = accountsWithClientToken
+            copy.accountsWithFamilyToken = accountsWithFamilyToken
+            copy.credentialsByAccountClient = credentialsByAccountClient
+            copy.entriesByAccount = entriesByAccount
+            copy.clientStates = clientStates
+            copy.tenantAliases = tenantAliases
+            copy.sections = sections
+            copy.unknownSections = unknownSections
+            copy.countByKind = countByKind
+            copy.nextOrdinal = nextOrdinal
+            return copy
+        }
+    }
+
+    private var storage = Storage()
+
+    private mutating func makeUnique() {
+        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+    }
+
+    private(set) var entries: TreeDictionary<EntryID, StoredEntry> {
+        get { storage.entries }
+        _modify {
+            makeUnique()
+            yield &storage.entries
+        }
+    }
     /// Access tokens by bucket, held in the bucket itself: a hit hashes one key, not two.
-    private(set) var accessTokens: TreeDictionary<AccessTokenBucket, [StoredEntry]> = [:]
-    private(set) var ownRefreshTokens: TreeDictionary<RefreshTokenBucket, [EntryID]> = [:]
-    private(set) var familyRefreshTokens: TreeDictionary<RefreshTokenBucket, [EntryID]> = [:]
-    private(set) var accountsByHome: TreeDictionary<String, [EntryID]> = [:]
-    private(set) var accountsByUsername: TreeDictionary<String, [EntryID]> = [:]
-    private(set) var appMetadataByClient: TreeDictionary<String, [EntryID]> = [:]
+    private(set) var accessTokens: TreeDictionary<AccessTokenBucket, [StoredEntry]> {
+        get { storage.accessTokens }
+        _modify {
+            makeUnique()
+            yield &storage.accessTokens
+        }
+    }
+    private(set) var ownRefreshTokens: TreeDictionary<RefreshTokenBucket, [EntryID]> {
+        get { storage.ownRefreshTokens }
+        _modify {
+            makeUnique()
+            yield &storage.ownRefreshTokens
+        }
+    }
+    private(set) var familyRefreshTokens: TreeDictionary<RefreshTokenBucket, [EntryID]> {
+        get { storage.familyRefreshTokens }
+        _modify {
+            makeUnique()
+            yield &storage.familyRefreshTokens
+        }
+    }
+    private(set) var accountsByHome: TreeDictionary<String, [EntryID]> {
+        get { storage.accountsByHome }
+        _modify {
+            makeUnique()
+            yield &storage.accountsByHome
+        }
+    }
+    private(set) var accountsByUsername: TreeDictionary<String, [EntryID]> {
+        get { storage.accountsByUsername }
+        _modify {
+            makeUnique()
+            yield &storage.accountsByUsername
+        }
+    }
+    private(set) var appMetadataByClient: TreeDictionary<String, [EntryID]> {
+        get { storage.appMetadataByClient }
+        _modify {
+            makeUnique()
+            yield &storage.appMetadataByClient
+        }
+    }
     /// client → accounts with a refresh token of that client → how many.
-    private(set) var accountsWithClientToken: TreeDictionary<String, TreeDictionary<String, Int>> = [:]
+    private(set) var accountsWithClientToken: TreeDictionary<String, TreeDictionary<String, Int>> {
+        get { storage.accountsWithClientToken }
+        _modify {
+            makeUnique()
+            yield &storage.accountsWithClientToken
+        }
+    }
     /// family → accounts with a refresh token of that family → how many.
-    private(set) var accountsWithFamilyToken: TreeDictionary<String, TreeDictionary<String, Int>> = [:]
+    private(set) var accountsWithFamilyToken: TreeDictionary<String, TreeDictionary<String, Int>> {
+        get { storage.accountsWithFamilyToken }
+        _modify {
+            makeUnique()
+            yield &storage.accountsWithFamilyToken
+        }
+    }
     /// (account, client) → that client's access, refresh and id tokens for the account.
-    private(set) var credentialsByAccountClient: TreeDictionary<AccountClient, TreeSet<EntryID>> = [:]
+    private(set) var credentialsByAccountClient: TreeDictionary<AccountClient, TreeSet<EntryID>> {
+        get { storage.credentialsByAccountClient }
+        _modify {
+            makeUnique()
+            yield &storage.credentialsByAccountClient
+        }
+    }
     /// account → every entry of the account, for every client.
-    private(set) var entriesByAccount: TreeDictionary<String, TreeSet<EntryID>> = [:]
-    private(set) var clientStates: TreeDictionary<String, ClientState> = [:]
+    private(set) var entriesByAccount: TreeDictionary<String, TreeSet<EntryID>> {
+        get { storage.entriesByAccount }
+        _modify {
+            makeUnique()
+            yield &storage.entriesByAccount
+        }
+    }
+    private(set) var clientStates: TreeDictionary<String, ClientState> {
+        get { storage.clientStates }
+        _modify {
+            makeUnique()
+            yield &storage.clientStates
+        }
+    }
     /// Tenants requested by domain name → the tenant id their tokens are filed under.
-    private(set) var tenantAliases: TreeDictionary<String, String> = [:]
+    private(set) var tenantAliases: TreeDictionary<String, String> {
+        get { storage.tenantAliases }
+        _modify {
+            makeUnique()
+            yield &storage.tenantAliases
+        }
+    }
     /// The MSAL JSON section names in document order, as spelled in the imported file.
-    private(set) var sections: [String] = []
+    private(set) var sections: [String] {
+        get { storage.sections }
+        _modify {
+            makeUnique()
+            yield &storage.sections
+        }
+    }
     /// Top-level sections this engine does not know, kept verbatim.
-    private(set) var unknownSections: TreeDictionary<String, JSONValue> = [:]
-    private(set) var countByKind: [CredentialKind: Int] = [:]
+    private(set) var unknownSections: TreeDictionary<String, JSONValue> {
+        get { storage.unknownSections }
+        _modify {
+            makeUnique()
+            yield &storage.unknownSections
+        }
+    }
+    private(set) var countByKind: [CredentialKind: Int] {
+        get { storage.countByKind }
+        _modify {
+            makeUnique()
+            yield &storage.countByKind
+        }
+    }
     /// The ordinal the next new entry gets.
-    private(set) var nextOrdinal: UInt64 = 1
+    private(set) var nextOrdinal: UInt64 {
+        get { storage.nextOrdinal }
+        _modify {
+            makeUnique()
+            yield &storage.nextOrdinal
+        }
+    }
 
     /// The number of entries of every kind.
     var count: Int { entries.count }
