@@ -12,6 +12,8 @@ public final class TokenCache: Sendable {
     public let group: CacheGroup
     /// The client id, lower-cased, as the index files it.
     let client: String
+    /// `client.hashValue`, computed once.
+    let clientHash: Int
 
     /// A cache for `clientId` over `group`. Throws `.invalidArgument` for an empty client id.
     public init(clientId: String, group: CacheGroup) throws {
@@ -19,6 +21,7 @@ public final class TokenCache: Sendable {
         self.clientId = clientId
         self.group = group
         self.client = clientId.lowercased()
+        self.clientHash = client.hashValue
     }
 
     /// A cached access token, and whether it should be refreshed (`refresh_on` has passed).
@@ -41,11 +44,12 @@ public final class TokenCache: Sendable {
         } else if let authority, !authority.isMultiTenant {
             realm = index.tenantAliases.isEmpty ? authority.tenant : index.tenantAliases[authority.tenant] ?? authority.tenant
         } else {
-            realm = account.homeAccountId.tenantId?.lowercased() ?? account.realm.lowercased()
+            realm = account.homeAccountId.normalisedTenantId ?? account.realm.lowercased()
         }
         return AccessTokenBucket(
             account: account.homeAccountId.normalised, environment: environment.group, realm: realm, client: client,
-            tokenType: tokenType == "Bearer" ? "bearer" : tokenType.lowercased(), extCacheKey: ""
+            tokenType: tokenType == "Bearer" ? "bearer" : tokenType.lowercased(), extCacheKey: "",
+            accountHash: account.homeAccountId.normalisedHash, environmentHash: environment.groupHash, clientHash: clientHash
         )
     }
 

@@ -24,6 +24,8 @@ public struct Environment: Sendable, Hashable, CustomStringConvertible {
     public let host: String
     /// The first host of the alias group: equal for every alias of one cloud.
     public let group: String
+    /// `group.hashValue`, computed once.
+    let groupHash: Int
 
     /// The environment of a host name; case and a trailing dot do not matter.
     public init(_ host: String) {
@@ -31,6 +33,7 @@ public struct Environment: Sendable, Hashable, CustomStringConvertible {
         if normalised.hasSuffix(".") { normalised.removeLast() }
         self.host = normalised
         self.group = Self.groupOfHost[normalised] ?? normalised
+        self.groupHash = group.hashValue
     }
 
     /// The hosts this one stands for in lookups: its alias group, or itself.

@@ -7,11 +7,21 @@ public struct HomeAccountId: Sendable, Hashable, CustomStringConvertible {
     public let rawValue: String
     /// Lower-cased, for comparisons.
     let normalised: String
+    /// `normalised.hashValue`, computed once (lookups hash it on every call otherwise).
+    let normalisedHash: Int
+    /// The home tenant id, lower-cased, computed once.
+    let normalisedTenantId: String?
 
     /// An identifier from its stored form.
     public init(_ rawValue: String) {
         self.rawValue = rawValue
         self.normalised = rawValue.lowercased()
+        self.normalisedHash = normalised.hashValue
+        if let dot = normalised.lastIndex(of: "."), normalised.index(after: dot) < normalised.endIndex {
+            normalisedTenantId = String(normalised[normalised.index(after: dot)...])
+        } else {
+            normalisedTenantId = nil
+        }
     }
 
     /// An identifier from `client_info`'s `uid` and `utid`.
