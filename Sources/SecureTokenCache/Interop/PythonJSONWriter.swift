@@ -72,6 +72,17 @@ enum PythonJSONWriter {
 
     static func writeString(_ text: String, into output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
+        // Fast path: printable ASCII without quotes or backslashes is copied as is (almost every
+        // key and value of a token cache); anything else goes through UTF-16 like CPython.
+        var text = text
+        let plain = text.withUTF8 { bytes in
+            bytes.allSatisfy { $0 >= 0x20 && $0 <= 0x7E && $0 != 0x22 && $0 != 0x5C }
+        }
+        if plain {
+            text.withUTF8 { output.append(contentsOf: $0) }
+            output.append(UInt8(ascii: "\""))
+            return
+        }
         for unit in text.utf16 {
             switch unit {
             case 0x22: output.append(contentsOf: "\\\"".utf8)

@@ -74,8 +74,26 @@ enum CacheEntry: Sendable, Hashable {
 /// The identity of an entry in a cache: its kind and the key it is filed under. The key is
 /// kept exactly as it came (another SDK's key shape stays as it was).
 struct EntryID: Sendable, Hashable, Comparable {
-    var kind: CredentialKind
-    var key: String
+    let kind: CredentialKind
+    let key: String
+    /// `key.hashValue`, computed once: an entry id is hashed by several maps of the index, and a
+    /// key is often 150 characters long.
+    private let keyHash: Int
+
+    init(kind: CredentialKind, key: String) {
+        self.kind = kind
+        self.key = key
+        self.keyHash = key.hashValue
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(kind)
+        hasher.combine(keyHash)
+    }
+
+    static func == (lhs: EntryID, rhs: EntryID) -> Bool {
+        lhs.keyHash == rhs.keyHash && lhs.kind == rhs.kind && lhs.key == rhs.key
+    }
 
     static func < (lhs: EntryID, rhs: EntryID) -> Bool {
         (lhs.kind.creationOrder, lhs.key) < (rhs.kind.creationOrder, rhs.key)
