@@ -168,6 +168,9 @@ extension TokenCache {
         _ answer: TokenResponse, redeemed: EntryID, scopes: Scopes, account: Account, authority: Authority
     ) throws -> AuthenticationResult {
         var response = answer
+        if account.isLegacy {
+            return try storeMigrating(answer, redeemed: redeemed, scopes: scopes, account: account, authority: authority)
+        }
         if let info = response.clientInfo, let uid = info.string("uid"), let utid = info.string("utid"),
             HomeAccountId(uid: uid, utid: utid) != account.homeAccountId
         {
@@ -192,8 +195,47 @@ extension TokenCache {
         let ingest = try Ingest(response: response, request: request, now: group.clock())
         let stored = try group.write { transaction in ingest.apply(to: &transaction, redeemed: redeemed, signIn: false) }
         let owner = (try? group.index().primaryAccount(account.homeAccountId.normalised)) ?? account
-        let result = AuthenticationResult(stored, account: owner, isFromCache: false)
+        return try checkGranted(response, scopes: scopes, result: AuthenticationResult(stored, account: owner, isFromCache: false))
+    }
 
+    /// Stores the answer to a legacy (ADAL-migrated) refresh token: the full account from the
+    /// answer's `client_info` and id token replaces the legacy one. In the same transaction the
+    /// client's legacy entries of that user go (and the legacy account entry, once no client
+    /// has legacy tokens for it), so `account(username:)` returns the unified account next.
+    private func storeMigrating(
+        _ response: TokenResponse, redeemed: EntryID, scopes: Scopes, account: Account, authority: Authority
+    ) throws -> AuthenticationResult {
+        guard let info = response.clientInfo, let uid = info.string("uid"), let utid = info.string("utid") else {
+            // Without client_info the user's home account id stays unknown and the answer could
+            // only be filed as an app token: keep the legacy entries for the next attempt.
+            throw TokenCacheError(
+                .malformedResponse, "the authority's answer to a migrated ADAL refresh token has no client_info; nothing was stored")
+        }
+        let homeAccount = HomeAccountId(uid: uid, utid: utid).normalised
+        let legacy = account.homeAccountId.normalised
+        let request = TokenRequest(clientId: clientId, authority: authority, scopes: scopes, grantType: "refresh_token")
+        let ingest = try Ingest(response: response, request: request, now: group.clock())
+        let stored = try group.write { transaction in
+            // Not passed as `redeemed`: a rotated token would keep the legacy token's fields,
+            // and with them the synthetic home account id.
+            let token = ingest.apply(to: &transaction, signIn: false)
+            transaction.delete(redeemed)
+            for entry in transaction.index.credentials(account: legacy, client: client) { transaction.delete(entry.id) }
+            let remaining = transaction.index.entries(account: legacy)
+            if remaining.allSatisfy({ $0.id.kind == .account }) {
+                for entry in remaining { transaction.delete(entry.id) }
+            }
+            return token
+        }
+        let owner = try group.index().primaryAccount(homeAccount) ?? account
+        return try checkGranted(response, scopes: scopes, result: AuthenticationResult(stored, account: owner, isFromCache: false))
+    }
+
+    /// `result`, or `.serverDeclinedScopes` carrying it when the server granted fewer scopes
+    /// than asked for (the token is already cached).
+    private func checkGranted(_ response: TokenResponse, scopes: Scopes, result: AuthenticationResult) throws
+        -> AuthenticationResult
+    {
         if let granted = response.grantedScopes, !scopes.isSubset(of: granted) {
             let declined = scopes.subtracting(granted)
             var error = TokenCacheError(
