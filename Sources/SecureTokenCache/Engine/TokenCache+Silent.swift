@@ -195,7 +195,8 @@ extension TokenCache {
         let ingest = try Ingest(response: response, request: request, now: group.clock())
         let stored = try group.write { transaction in ingest.apply(to: &transaction, redeemed: redeemed, signIn: false) }
         let owner = (try? group.index().primaryAccount(account.homeAccountId.normalised)) ?? account
-        return try checkGranted(response, scopes: scopes, result: AuthenticationResult(stored, account: owner, isFromCache: false))
+        return try checkGranted(
+            response, scopes: scopes, result: AuthenticationResult(stored, account: owner, isFromCache: false))
     }
 
     /// Stores the answer to a legacy (ADAL-migrated) refresh token: the full account from the
@@ -209,7 +210,8 @@ extension TokenCache {
             // Without client_info the user's home account id stays unknown and the answer could
             // only be filed as an app token: keep the legacy entries for the next attempt.
             throw TokenCacheError(
-                .malformedResponse, "the authority's answer to a migrated ADAL refresh token has no client_info; nothing was stored")
+                .malformedResponse,
+                "the authority's answer to a migrated ADAL refresh token has no client_info; nothing was stored")
         }
         let homeAccount = HomeAccountId(uid: uid, utid: utid).normalised
         let legacy = account.homeAccountId.normalised
@@ -228,7 +230,8 @@ extension TokenCache {
             return token
         }
         let owner = try group.index().primaryAccount(homeAccount) ?? account
-        return try checkGranted(response, scopes: scopes, result: AuthenticationResult(stored, account: owner, isFromCache: false))
+        return try checkGranted(
+            response, scopes: scopes, result: AuthenticationResult(stored, account: owner, isFromCache: false))
     }
 
     /// `result`, or `.serverDeclinedScopes` carrying it when the server granted fewer scopes

@@ -144,8 +144,9 @@ enum ADALCache {
                 "realm": .string(realm),
                 "local_account_id": .string(try string(fields, "oid", position) ?? ""),
                 "username": .string(userId),
-                // MSAL's authority type for accounts known only from the v1 (ADAL) endpoint.
-                "authority_type": .string("AAD"),
+                // MSSTS (not ADAL's "AAD"): msal-python lists only MSSTS and ADFS accounts, and
+                // an exported migrated account must stay usable there.
+                "authority_type": .string("MSSTS"),
             ]
             let name = [try string(fields, "givenName", position), try string(fields, "familyName", position)]
                 .compactMap { $0 }.joined(separator: " ")
