@@ -89,6 +89,21 @@ import Testing
         #expect(try group.statistics().countByKind[.account] == 2)
     }
 
+    @Test func oneUserIsOneLegacyAccountPerCloud() throws {
+        let group = group()
+        try group.importADAL(
+            try ADALSupport.cache([
+                ADALSupport.entry(authority: "https://login.windows.net/common", resource: ADALSupport.arm),
+                ADALSupport.entry(authority: "https://login.microsoftonline.com/\(Fixtures.tenant)"),
+                ADALSupport.entry(authority: "https://login.microsoftonline.us/\(Fixtures.tenant)", refreshToken: "rt-us"),
+            ]))
+        let accounts = try group.index().documentOrder().compactMap { stored -> Account? in
+            if case .account(let account) = stored.entry { account } else { nil }
+        }
+        #expect(Set(accounts.map(\.homeAccountId)).count == 2)
+        #expect(Set(accounts.map(\.environment.group)) == ["login.microsoftonline.com", "login.microsoftonline.us"])
+    }
+
     @Test func appOnlyEntriesAreSkipped() throws {
         let group = group()
         let count = try group.importADAL(try ADALSupport.cache([ADALSupport.entry(userId: nil, refreshToken: nil)]))

@@ -5,12 +5,13 @@ extension CacheGroup {
     ///
     /// - Each refresh token becomes a refresh token of the unified model for its client and
     ///   a *legacy* account (``Account/isLegacy``): ADAL never knew the home account id, so the
-    ///   account is filed under a synthetic one keyed by cloud, tenant and user name (UPN,
-    ///   case-insensitive) until the first silent acquisition replaces it by the real account.
+    ///   account is filed under a synthetic one keyed by cloud, user name (UPN,
+    ///   case-insensitive) and tenant until the first silent acquisition replaces it by the real account.
     ///   ``TokenCache/account(username:)`` finds it.
     /// - Each access token still valid now becomes an access token for
-    ///   `Scopes(resource:)` (`<resource>/.default`), in the realm of the authority's tenant (or
-    ///   the id token's tenant for `/common`), in the environment of the authority's host.
+    ///   `Scopes(resource:)` (`<resource>/.default`), in the realm of the id token's tenant
+    ///   (ADAL's `tenantId`; else the authority's tenant), in the environment of the
+    ///   authority's host.
     ///
     /// - Returns: the number of unified entries written (refresh tokens of one user and client
     ///   that ADAL repeats per resource count once).

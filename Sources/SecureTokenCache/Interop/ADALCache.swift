@@ -15,13 +15,18 @@ import Glibc
 /// ADAL never learns the user's home account id (`client_info` is a v2 answer), and MSAL's
 /// SDKs treat such users as "legacy" accounts until the first refresh. Here a legacy account
 /// is an ordinary `Account` entry (and refresh and access tokens) filed under a *synthetic*
-/// home account id, `adal-legacy-<hex of the lower-cased UPN>.<tenant>`, in the entry's
-/// environment:
+/// home account id, `adal-legacy-<hex of "<cloud>/<lower-cased UPN>">.<tenant>`, in the entry's
+/// environment (`<cloud>` is the first host of the environment's alias group, so
+/// `login.windows.net` and `login.microsoftonline.com` name one user):
 ///
-/// - the user name (case-insensitive) and cloud key it, so different users never share
+/// - the cloud and the user name (case-insensitive) key it, so different users never share
 ///   tokens, and ``TokenCache/account(username:)`` finds it like any other account;
-/// - the part after the dot is the tenant, so the account's "home authority" is the ADAL
-///   entry's tenant, where its refresh token is redeemed;
+/// - the part after the dot is the tenant (the id token's `tid`, ADAL's `tenantId`, else the
+///   authority's tenant), so the account's "home authority" is where its refresh token is
+///   redeemed. An entry without `tenantId` whose authority names its tenant by domain
+///   (`contoso.onmicrosoft.com`) gets a home authority of the domain's last label: pass the
+///   authority explicitly to redeem such an account (ADAL always stored `tenantId` for
+///   user tokens, so real caches do not hit this);
 /// - ``Account/isLegacy`` tells it apart; the first silent acquisition with it redeems the
 ///   legacy refresh token, files the answer under the real home account id from
 ///   `client_info`, and deletes that client's legacy entries (the account entry too once no
@@ -31,8 +36,8 @@ enum ADALCache {
     static let legacyPrefix = "adal-legacy-"
 
     /// The synthetic home account id of a legacy user (see the type's doc).
-    static func legacyHomeAccountId(username: String, tenant: String) -> HomeAccountId {
-        let hex = username.lowercased().utf8.map { byte in
+    static func legacyHomeAccountId(environment: Environment, username: String, tenant: String) -> HomeAccountId {
+        let hex = (environment.group + "/" + username.lowercased()).utf8.map { byte in
             let digits = Array("0123456789abcdef")
             return String([digits[Int(byte >> 4)], digits[Int(byte & 0xf)]])
         }.joined()
@@ -94,10 +99,10 @@ enum ADALCache {
         guard let userId = try string(fields, "userId", position, required: refreshSecret != nil) else { return [] }
 
         let environment = authority.environment.host
-        // A /common or /organizations authority says nothing about the tenant: the id token's
-        // tid (ADAL's tenantId) does.
-        let realm = (authority.isMultiTenant ? tenantId : nil) ?? authority.tenant
-        let homeAccountId = legacyHomeAccountId(username: userId, tenant: realm).rawValue
+        // Rule 3: the realm is the id token's tid (ADAL's tenantId); a /common authority says
+        // nothing about the tenant, and a domain is only an alias of it.
+        let realm = tenantId.flatMap { $0.isEmpty ? nil : $0 } ?? authority.tenant
+        let homeAccountId = legacyHomeAccountId(environment: authority.environment, username: userId, tenant: realm).rawValue
         let stamp = String(now)
         var entries: [CacheEntry] = []
 
