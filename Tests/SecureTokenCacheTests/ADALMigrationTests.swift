@@ -64,6 +64,38 @@ import Testing
         #expect(try await authority.refreshRequests(ADALSupport.azureCLI) == before + 1)
     }
 
+    @Test func concurrentCallersWithALegacyAccountCauseOneRedemption() async throws {
+        let authority = try FakeAuthority()
+        let bytes = try ADALSupport.buildCache(
+            [.init(username: "erin@contoso.com", resource: ADALSupport.graph)], authority: authority)
+        let world = try SilentWorld()
+        let cli = try world.cache(ADALSupport.azureCLI)
+        try world.group.importADAL(bytes)
+        let erin = try #require(try cli.account(username: "erin@contoso.com"))
+        let before = try await authority.refreshRequests(ADALSupport.azureCLI)
+        // A slow authority makes the callers really overlap: all but one queue behind the lock
+        // and find the legacy account already replaced when they get it.
+        try await authority.control(["delay": 0.3])
+
+        let target = try authority.authority(Fixtures.tenant)
+        let scopes: Scopes = ["https://vault.azure.net/.default"]
+        let caches = try (0..<4).map { _ in try world.cache(ADALSupport.azureCLI) }
+        let results = try await withThrowingTaskGroup(of: AuthenticationResult.self) { tasks in
+            for cache in caches {
+                tasks.addTask { try await cache.acquireTokenSilently(scopes: scopes, account: erin, authority: target) }
+            }
+            return try await tasks.reduce(into: []) { $0.append($1) }
+        }
+        #expect(Set(results.map(\.accessToken)).count == 1)
+        #expect(results.allSatisfy { !$0.account.isLegacy })
+        #expect(try await authority.refreshRequests(ADALSupport.azureCLI) == before + 1)
+
+        // An app still holding the legacy account value is served as the unified account.
+        let later = try await cli.acquireTokenSilently(scopes: scopes, account: erin, authority: target)
+        #expect(later.isFromCache && !later.account.isLegacy)
+        #expect(try await authority.refreshRequests(ADALSupport.azureCLI) == before + 1)
+    }
+
     @Test func declinedScopesOfALegacyRedemptionAreCachedAndReported() async throws {
         let authority = try FakeAuthority()
         let bytes = try ADALSupport.buildCache(

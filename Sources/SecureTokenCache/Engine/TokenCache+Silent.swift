@@ -42,6 +42,12 @@ extension TokenCache {
         endpoint: any TokenEndpointClient = HTTPTokenEndpointClient.shared,
         timeout: Double = TokenCache.defaultRequestTimeout
     ) async throws -> AuthenticationResult {
+        if account.isLegacy, let unified = try migratedAccount(replacing: account) {
+            // The first silent call (maybe another process's) already replaced it.
+            return try await acquireTokenSilently(
+                scopes: scopes, account: unified, authority: authority, forceRefresh: forceRefresh, endpoint: endpoint,
+                timeout: timeout)
+        }
         let index = try group.index()
         let cached = lookUp(
             index, scopes: scopes, account: account, authority: authority, tokenType: "Bearer", now: group.clock())
@@ -85,9 +91,19 @@ extension TokenCache {
         let stillValid = !forceRefresh ? cached : nil
 
         do {
-            return try await refreshHoldingLock(
+            if let result = try await refreshHoldingLock(
                 lockKey: lockKey, lockWait: stillValid == nil ? 3 * timeout + 5 : 0, seen: seen, scopes: scopes,
                 account: account, authority: authority, forceRefresh: forceRefresh, endpoint: endpoint, timeout: timeout)
+            {
+                return result
+            }
+            // A legacy account migrated by the caller this one queued behind: go on as the
+            // unified account (its token is in the cache, or its refresh token is redeemed).
+            guard let unified = try migratedAccount(replacing: account) else {
+                throw TokenCacheError(.interactionRequired, "the migrated account is gone from the cache; sign in interactively")
+            }
+            return try await acquireTokenSilently(
+                scopes: scopes, account: unified, authority: authority, forceRefresh: false, endpoint: endpoint, timeout: timeout)
         } catch let error as TokenCacheError where error.code == .lockTimeout {
             guard let stillValid else { throw error }
             return AuthenticationResult(stillValid.token, account: account, isFromCache: true)
@@ -97,8 +113,9 @@ extension TokenCache {
     private nonisolated(nonsending) func refreshHoldingLock(
         lockKey: String, lockWait: Double, seen: String?, scopes: Scopes, account: Account, authority: Authority,
         forceRefresh: Bool, endpoint: any TokenEndpointClient, timeout: Double
-    ) async throws -> AuthenticationResult {
+    ) async throws -> AuthenticationResult? {
         try await RefreshLock.shared.withLock(group: group.name, key: lockKey, timeout: lockWait) {
+            if account.isLegacy, try migratedAccount(replacing: account) != nil { return nil }
             // Another caller may have refreshed while this one waited: take its token.
             let now = group.clock()
             let fresh = lookUp(
@@ -119,6 +136,18 @@ extension TokenCache {
                 }
                 throw error
             }
+        }
+    }
+
+    /// The unified account that replaced a legacy (ADAL-migrated) one for this client: the
+    /// client has no legacy tokens of it left and sees a full account with its user name in
+    /// its cloud. `nil` while the legacy account is still in use.
+    func migratedAccount(replacing legacy: Account) throws -> Account? {
+        let index = try group.index()
+        guard index.credentials(account: legacy.homeAccountId.normalised, client: client).isEmpty else { return nil }
+        return index.accounts(username: legacy.username).first {
+            !$0.isLegacy && $0.environment.isAlias(of: legacy.environment)
+                && index.isVisible($0.homeAccountId.normalised, to: client)
         }
     }
 
