@@ -9,7 +9,7 @@ import Testing
     @Test func aRealADALCacheIsMigratedFoundByUsernameAndRedeemed() async throws {
         let authority = try FakeAuthority()
         let tenant = Fixtures.tenant
-        let bytes = try ADALSupport.buildCache(
+        let bytes = try await ADALSupport.buildCache(
             [
                 .init(username: "Alice@Contoso.com", resource: ADALSupport.arm),
                 .init(username: "alice@contoso.com", resource: ADALSupport.graph),
@@ -66,7 +66,7 @@ import Testing
 
     @Test func concurrentCallersWithALegacyAccountCauseOneRedemption() async throws {
         let authority = try FakeAuthority()
-        let bytes = try ADALSupport.buildCache(
+        let bytes = try await ADALSupport.buildCache(
             [.init(username: "erin@contoso.com", resource: ADALSupport.graph)], authority: authority)
         let world = try SilentWorld()
         let cli = try world.cache(ADALSupport.azureCLI)
@@ -98,7 +98,7 @@ import Testing
 
     @Test func declinedScopesOfALegacyRedemptionAreCachedAndReported() async throws {
         let authority = try FakeAuthority()
-        let bytes = try ADALSupport.buildCache(
+        let bytes = try await ADALSupport.buildCache(
             [.init(username: "carol@contoso.com", resource: ADALSupport.graph)], authority: authority)
         let world = try SilentWorld()
         let cli = try world.cache(ADALSupport.azureCLI)
@@ -124,7 +124,7 @@ import Testing
 
     @Test func aRefusedLegacyRefreshTokenMeansInteractionAndKeepsTheLegacyAccount() async throws {
         let authority = try FakeAuthority()
-        let bytes = try ADALSupport.buildCache(
+        let bytes = try await ADALSupport.buildCache(
             [.init(username: "dave@contoso.com", resource: ADALSupport.graph)], authority: authority)
         let world = try SilentWorld()
         let cli = try world.cache(ADALSupport.azureCLI)
@@ -145,7 +145,7 @@ import Testing
         #expect(try cli.account(username: "dave@contoso.com")?.isLegacy == true)
     }
 
-    @Test func anExportedMigratedAccessTokenIsUsableByMSALPython() throws {
+    @Test func anExportedMigratedAccessTokenIsUsableByMSALPython() async throws {
         let group = CacheGroup(inMemory: "adal-export-\(UUID().uuidString.prefix(8))")
         try group.importADAL(
             try ADALSupport.cache([
@@ -163,7 +163,9 @@ import Testing
                 id: id, kind: "silent", client_id: ADALSupport.azureCLI,
                 authority: "https://login.microsoftonline.com/\(Fixtures.tenant)", scopes: scopes, username: "alice@contoso.com")
         }
-        let consumed = try MSALPython.consume([.init(name: "adal", path: path.path, lookups: lookups)])
+        let consumed = try await ADALSupport.offPool {
+            try MSALPython.consume([.init(name: "adal", path: path.path, lookups: lookups)])
+        }
         let answers = try #require(consumed.results["adal"])
         #expect(answers["arm"]?.secret == "adal-arm-secret")
         #expect(answers["graph"]?.secret == "adal-graph-secret")

@@ -12,7 +12,7 @@ enum ADALSupport {
     static let graph = "https://graph.microsoft.com"
 
     /// One sign-in for adal to make: `username` in `client` for `resource` at `tenant`.
-    struct Token {
+    struct Token: Sendable {
         var client: String = ADALSupport.azureCLI
         var username: String
         var resource: String
@@ -21,10 +21,23 @@ enum ADALSupport {
 
     /// What adal 1.2.7's `TokenCache.serialize()` wrote after signing `tokens` in, in order,
     /// against `authority` (password grants, and MRRT refreshes where adal chose them).
-    static func buildCache(_ tokens: [Token], authority: FakeAuthority) throws -> [UInt8] {
+    static func buildCache(_ tokens: [Token], authority: FakeAuthority) async throws -> [UInt8] {
+        let port = authority.port
+        return try await offPool { try buildCache(tokens, port: port) }
+    }
+
+    /// Runs blocking work (a Python child process) on a Dispatch thread: blocking one of the
+    /// cooperative pool's few threads stalls every other async test, timing tests included.
+    static func offPool<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) async throws -> Value {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(with: Swift.Result { try work() }) }
+        }
+    }
+
+    private static func buildCache(_ tokens: [Token], port: Int) throws -> [UInt8] {
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("stc-adal-\(UUID().uuidString).json")
         defer { try? FileManager.default.removeItem(at: out) }
-        var arguments = ["adal_build_cache.py", "--port", String(authority.port), "--out", out.path]
+        var arguments = ["adal_build_cache.py", "--port", String(port), "--out", out.path]
         for token in tokens {
             arguments += ["--token", [token.client, token.username, token.resource, token.tenant].joined(separator: ",")]
         }

@@ -37,10 +37,10 @@ enum ADALCache {
 
     /// The synthetic home account id of a legacy user (see the type's doc).
     static func legacyHomeAccountId(environment: Environment, username: String, tenant: String) -> HomeAccountId {
-        let hex = (environment.group + "/" + username.lowercased()).utf8.map { byte in
-            let digits = Array("0123456789abcdef")
-            return String([digits[Int(byte >> 4)], digits[Int(byte & 0xf)]])
-        }.joined()
+        // Hex keeps the user name's dots and dashes out of the `<uid>.<utid>` split.
+        let digits = Array("0123456789abcdef")
+        let hex = String(
+            (environment.group + "/" + username.lowercased()).utf8.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0xf)]] })
         return HomeAccountId(uid: legacyPrefix + hex, utid: tenant.lowercased())
     }
 
@@ -96,7 +96,9 @@ enum ADALCache {
         let refreshSecret = try string(fields, "refreshToken", position).flatMap { $0.isEmpty ? nil : $0 }
         let accessSecret = try string(fields, "accessToken", position).flatMap { $0.isEmpty ? nil : $0 }
         let tenantId = try string(fields, "tenantId", position)
-        guard let userId = try string(fields, "userId", position, required: refreshSecret != nil) else { return [] }
+        guard let userId = try string(fields, "userId", position, required: refreshSecret != nil), !userId.isEmpty else {
+            return []
+        }
 
         let environment = authority.environment.host
         // Rule 3: the realm is the id token's tid (ADAL's tenantId); a /common authority says
