@@ -156,11 +156,14 @@ import Testing
         defer { try? FileManager.default.removeItem(at: path) }
         try Data(try group.exportMSAL(includeSecrets: true)).write(to: path)
 
+        // "refresh": a scope with no cached token, so msal-python redeems the migrated refresh
+        // token (at its own fake endpoint).
         let lookups = [
-            ("arm", [ADALSupport.arm + "/.default"]), ("graph", [ADALSupport.graph + "/.default"]),
-        ].map { id, scopes in
+            ("arm", "silent", [ADALSupport.arm + "/.default"]), ("graph", "silent", [ADALSupport.graph + "/.default"]),
+            ("refresh", "refresh", ["https://vault.azure.net/.default"]),
+        ].map { id, kind, scopes in
             MSALPython.Lookup(
-                id: id, kind: "silent", client_id: ADALSupport.azureCLI,
+                id: id, kind: kind, client_id: ADALSupport.azureCLI,
                 authority: "https://login.microsoftonline.com/\(Fixtures.tenant)", scopes: scopes, username: "alice@contoso.com")
         }
         let consumed = try await ADALSupport.offPool {
@@ -170,6 +173,7 @@ import Testing
         #expect(answers["arm"]?.secret == "adal-arm-secret")
         #expect(answers["graph"]?.secret == "adal-graph-secret")
         #expect(answers["arm"]?.network_calls == 0)
+        #expect(answers["refresh"]?.sent_refresh_tokens == ["adal-rt-secret"])
         #expect(consumed.reserialized_identical["adal"] == true)
     }
 }
