@@ -19,6 +19,11 @@ extension TokenCache {
     ///    callers that waited for another's refresh get its token without a request.
     /// 3. When `refresh_on` has passed but the token is still valid and the refresh fails for a
     ///    network or server reason, the cached token is returned.
+    /// 4. With a legacy account (``Account/isLegacy``, migrated by ``CacheGroup/importADAL(_:)``)
+    ///    the first redemption of its ADAL refresh token stores the answer under the real home
+    ///    account id from `client_info` and removes the client's legacy entries of the user: the
+    ///    result's ``AuthenticationResult/account`` is the unified account, and later calls with
+    ///    the legacy `Account` value go on as the unified one.
     ///
     /// - Parameters:
     ///   - scopes: what the token is for (`openid`, `profile`, `offline_access` are added to
@@ -252,6 +257,7 @@ extension TokenCache {
             let token = ingest.apply(to: &transaction, signIn: false)
             transaction.delete(redeemed)
             for entry in transaction.index.credentials(account: legacy, client: client) { transaction.delete(entry.id) }
+            transaction.updateClientState(client) { $0.forget(legacy) }
             let remaining = transaction.index.entries(account: legacy)
             if remaining.allSatisfy({ $0.id.kind == .account }) {
                 for entry in remaining { transaction.delete(entry.id) }
