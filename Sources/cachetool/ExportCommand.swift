@@ -29,7 +29,7 @@ struct ExportCommand: ParsableCommand {
     @Argument(help: ArgumentHelp("Where to write: a file, or - for standard output.", valueName: "file"))
     var file: String
 
-    @Option(help: ArgumentHelp("The file's format. Only msal-json today.", valueName: "format"))
+    @Option(help: ArgumentHelp("The file's format. Only msal-json (adal-json is import only).", valueName: "format"))
     var format: CacheFormat = .msalJSON
 
     @Flag(help: "Include the secrets (the tokens themselves).")
@@ -39,6 +39,11 @@ struct ExportCommand: ParsableCommand {
     var force = false
 
     @OptionGroup var global: GlobalOptions
+
+    func validate() throws {
+        // Migration is one way: MSAL SDKs read the unified cache, and ADAL is retired.
+        guard format == .msalJSON else { throw ValidationError("export writes msal-json only; adal-json is an import format") }
+    }
 
     func run() throws {
         let group = try global.openExisting()

@@ -4,6 +4,11 @@
 Speaks just enough of the Microsoft identity platform's v2.0 token endpoint:
 
   POST /<tenant>/oauth2/v2.0/token   grant_type=refresh_token (RFC 6749 section 6)
+  POST /<tenant>/oauth2/token         the v1 (ADAL) endpoint: grant_type=password (username,
+                                     resource) signs a user in, grant_type=refresh_token
+                                     with a resource redeems; answers carry "resource" and
+                                     an id token with "upn", as ADAL for Python expects
+  GET  /common/UserRealm/<user>      ADAL's user realm discovery: always "Managed"
   POST /signin                       JSON or form {"client_id", "username", "scope"?, "tenant"?,
                                      "expires_in"?, "refresh_in"?}:
                                      a full first token response, as an interactive
@@ -93,7 +98,7 @@ class Authority:
         uid = "00000000-0000-0000-0000-" + hashlib.sha256(username.lower().encode()).hexdigest()[:12]
         return {"uid": uid, "tid": tenant, "username": username}
 
-    def issue(self, client, user, scope, behaviour):
+    def issue(self, client, user, scope, behaviour, resource=None):
         with self.lock:
             self.serial += 1
             serial = self.serial
@@ -124,14 +129,29 @@ class Authority:
             }),
             "client_info": b64url(json.dumps({"uid": user["uid"], "utid": user["tid"]}).encode()),
         }
+        if resource is not None:
+            # The v1 endpoint's answer: the resource, and the id-token claims ADAL reads.
+            body["resource"] = resource
+            body["id_token"] = jwt({
+                "aud": client,
+                "iss": f"https://sts.windows.net/{user['tid']}/",
+                "iat": int(time.time()),
+                "oid": user["uid"],
+                "sub": "sub-" + user["uid"],
+                "tid": user["tid"],
+                "upn": user["username"],
+                "unique_name": user["username"],
+                "given_name": user["username"].split("@")[0].title(),
+                "family_name": "Tester",
+            })
         if "refresh_in" in behaviour:
             body["refresh_in"] = int(behaviour["refresh_in"])
         if family:
             body["foci"] = "1"
         return body
 
-    def redeem(self, form, behaviour):
-        """(status, body) for a refresh_token grant."""
+    def redeem(self, form, behaviour, resource=None):
+        """(status, body) for a refresh_token grant (a v1 one when `resource` is given)."""
         client = form.get("client_id", "").lower()
         presented = form.get("refresh_token", "")
         with self.lock:
@@ -146,7 +166,8 @@ class Authority:
                 del self.refresh_tokens[presented]
         if record is None:
             return 400, error("invalid_grant", "bad_token", "AADSTS700082: the refresh token is unknown, spent or revoked")
-        return 200, self.issue(client, record["user"], form.get("scope", ""), behaviour)
+        scope = form.get("scope", "") if resource is None else resource + "/.default"
+        return 200, self.issue(client, record["user"], scope, behaviour, resource)
 
 
 def error(code, suberror, description):
@@ -188,6 +209,10 @@ class Handler(BaseHTTPRequestHandler):
             a = self.authority
             with a.lock:
                 self.send_json(200, {"requests": dict(a.counts), "total": a.total})
+        elif "/userrealm/" in self.path.lower():
+            self.send_json(200, {"ver": "1.0", "account_type": "Managed", "domain_name": "contoso.com",
+                                 "cloud_instance_name": "microsoftonline.com",
+                                 "cloud_audience_urn": "urn:federation:MicrosoftOnline"})
         elif self.path == "/health":
             self.send_json(200, {"ok": True})
         else:
@@ -229,6 +254,14 @@ class Handler(BaseHTTPRequestHandler):
             mode, behaviour = a.take_mode()
             if behaviour.get("delay"):
                 time.sleep(float(behaviour["delay"]))
+            v1 = path.endswith("/oauth2/token") and not path.endswith("/adfs/oauth2/token")
+            if v1 and grant == "password":
+                tenant = path.strip("/").split("/")[0]
+                if tenant in ("common", "organizations"):
+                    tenant = a.default_tenant
+                user = a.user(form.get("username", ""), tenant)
+                resource = form.get("resource", "")
+                return self.send_json(200, a.issue(form.get("client_id", ""), user, resource + "/.default", behaviour, resource))
             if grant != "refresh_token":
                 return self.send_json(400, error("unsupported_grant_type", None, "only refresh_token grants here"))
             if mode == "500":
@@ -260,7 +293,7 @@ class Handler(BaseHTTPRequestHandler):
                 return self.send_json(200, {"token_type": "Bearer", "expires_in": 3600, "scope": form.get("scope", "")})
             if mode in ("invalid_grant", "interaction_required"):
                 return self.send_json(400, error(mode, "basic_action", "AADSTS50076: the user must sign in again"))
-            status, body = a.redeem(form, behaviour)
+            status, body = a.redeem(form, behaviour, form.get("resource") if v1 else None)
             return self.send_json(status, body)
         self.send_json(404, {"error": "not_found"})
 

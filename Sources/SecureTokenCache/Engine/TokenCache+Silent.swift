@@ -19,6 +19,11 @@ extension TokenCache {
     ///    callers that waited for another's refresh get its token without a request.
     /// 3. When `refresh_on` has passed but the token is still valid and the refresh fails for a
     ///    network or server reason, the cached token is returned.
+    /// 4. With a legacy account (``Account/isLegacy``, migrated by ``CacheGroup/importADAL(_:)``)
+    ///    the first redemption of its ADAL refresh token stores the answer under the real home
+    ///    account id from `client_info` and removes the client's legacy entries of the user: the
+    ///    result's ``AuthenticationResult/account`` is the unified account, and later calls with
+    ///    the legacy `Account` value go on as the unified one.
     ///
     /// - Parameters:
     ///   - scopes: what the token is for (`openid`, `profile`, `offline_access` are added to
@@ -42,6 +47,12 @@ extension TokenCache {
         endpoint: any TokenEndpointClient = HTTPTokenEndpointClient.shared,
         timeout: Double = TokenCache.defaultRequestTimeout
     ) async throws -> AuthenticationResult {
+        if account.isLegacy, let unified = try migratedAccount(replacing: account) {
+            // The first silent call (maybe another process's) already replaced it.
+            return try await acquireTokenSilently(
+                scopes: scopes, account: unified, authority: authority, forceRefresh: forceRefresh, endpoint: endpoint,
+                timeout: timeout)
+        }
         let index = try group.index()
         let cached = lookUp(
             index, scopes: scopes, account: account, authority: authority, tokenType: "Bearer", now: group.clock())
@@ -85,9 +96,19 @@ extension TokenCache {
         let stillValid = !forceRefresh ? cached : nil
 
         do {
-            return try await refreshHoldingLock(
+            if let result = try await refreshHoldingLock(
                 lockKey: lockKey, lockWait: stillValid == nil ? 3 * timeout + 5 : 0, seen: seen, scopes: scopes,
                 account: account, authority: authority, forceRefresh: forceRefresh, endpoint: endpoint, timeout: timeout)
+            {
+                return result
+            }
+            // A legacy account migrated by the caller this one queued behind: go on as the
+            // unified account (its token is in the cache, or its refresh token is redeemed).
+            guard let unified = try migratedAccount(replacing: account) else {
+                throw TokenCacheError(.interactionRequired, "the migrated account is gone from the cache; sign in interactively")
+            }
+            return try await acquireTokenSilently(
+                scopes: scopes, account: unified, authority: authority, forceRefresh: false, endpoint: endpoint, timeout: timeout)
         } catch let error as TokenCacheError where error.code == .lockTimeout {
             guard let stillValid else { throw error }
             return AuthenticationResult(stillValid.token, account: account, isFromCache: true)
@@ -97,8 +118,9 @@ extension TokenCache {
     private nonisolated(nonsending) func refreshHoldingLock(
         lockKey: String, lockWait: Double, seen: String?, scopes: Scopes, account: Account, authority: Authority,
         forceRefresh: Bool, endpoint: any TokenEndpointClient, timeout: Double
-    ) async throws -> AuthenticationResult {
+    ) async throws -> AuthenticationResult? {
         try await RefreshLock.shared.withLock(group: group.name, key: lockKey, timeout: lockWait) {
+            if account.isLegacy, try migratedAccount(replacing: account) != nil { return nil }
             // Another caller may have refreshed while this one waited: take its token.
             let now = group.clock()
             let fresh = lookUp(
@@ -119,6 +141,18 @@ extension TokenCache {
                 }
                 throw error
             }
+        }
+    }
+
+    /// The unified account that replaced a legacy (ADAL-migrated) one for this client: the
+    /// client has no legacy tokens of it left and sees a full account with its user name in
+    /// its cloud. `nil` while the legacy account is still in use.
+    func migratedAccount(replacing legacy: Account) throws -> Account? {
+        let index = try group.index()
+        guard index.credentials(account: legacy.homeAccountId.normalised, client: client).isEmpty else { return nil }
+        return index.accounts(username: legacy.username).first {
+            !$0.isLegacy && $0.environment.isAlias(of: legacy.environment)
+                && index.isVisible($0.homeAccountId.normalised, to: client)
         }
     }
 
@@ -168,6 +202,9 @@ extension TokenCache {
         _ answer: TokenResponse, redeemed: EntryID, scopes: Scopes, account: Account, authority: Authority
     ) throws -> AuthenticationResult {
         var response = answer
+        if account.isLegacy {
+            return try storeMigrating(answer, redeemed: redeemed, scopes: scopes, account: account, authority: authority)
+        }
         if let info = response.clientInfo, let uid = info.string("uid"), let utid = info.string("utid"),
             HomeAccountId(uid: uid, utid: utid) != account.homeAccountId
         {
@@ -192,8 +229,51 @@ extension TokenCache {
         let ingest = try Ingest(response: response, request: request, now: group.clock())
         let stored = try group.write { transaction in ingest.apply(to: &transaction, redeemed: redeemed, signIn: false) }
         let owner = (try? group.index().primaryAccount(account.homeAccountId.normalised)) ?? account
-        let result = AuthenticationResult(stored, account: owner, isFromCache: false)
+        return try checkGranted(
+            response, scopes: scopes, result: AuthenticationResult(stored, account: owner, isFromCache: false))
+    }
 
+    /// Stores the answer to a legacy (ADAL-migrated) refresh token: the full account from the
+    /// answer's `client_info` and id token replaces the legacy one. In the same transaction the
+    /// client's legacy entries of that user go (and the legacy account entry, once no client
+    /// has legacy tokens for it), so `account(username:)` returns the unified account next.
+    private func storeMigrating(
+        _ response: TokenResponse, redeemed: EntryID, scopes: Scopes, account: Account, authority: Authority
+    ) throws -> AuthenticationResult {
+        guard let info = response.clientInfo, let uid = info.string("uid"), let utid = info.string("utid") else {
+            // Without client_info the user's home account id stays unknown and the answer could
+            // only be filed as an app token: keep the legacy entries for the next attempt.
+            throw TokenCacheError(
+                .malformedResponse,
+                "the authority's answer to a migrated ADAL refresh token has no client_info; nothing was stored")
+        }
+        let homeAccount = HomeAccountId(uid: uid, utid: utid).normalised
+        let legacy = account.homeAccountId.normalised
+        let request = TokenRequest(clientId: clientId, authority: authority, scopes: scopes, grantType: "refresh_token")
+        let ingest = try Ingest(response: response, request: request, now: group.clock())
+        let stored = try group.write { transaction in
+            // Not passed as `redeemed`: a rotated token would keep the legacy token's fields,
+            // and with them the synthetic home account id.
+            let token = ingest.apply(to: &transaction, signIn: false)
+            transaction.delete(redeemed)
+            for entry in transaction.index.credentials(account: legacy, client: client) { transaction.delete(entry.id) }
+            transaction.updateClientState(client) { $0.forget(legacy) }
+            let remaining = transaction.index.entries(account: legacy)
+            if remaining.allSatisfy({ $0.id.kind == .account }) {
+                for entry in remaining { transaction.delete(entry.id) }
+            }
+            return token
+        }
+        let owner = try group.index().primaryAccount(homeAccount) ?? account
+        return try checkGranted(
+            response, scopes: scopes, result: AuthenticationResult(stored, account: owner, isFromCache: false))
+    }
+
+    /// `result`, or `.serverDeclinedScopes` carrying it when the server granted fewer scopes
+    /// than asked for (the token is already cached).
+    private func checkGranted(_ response: TokenResponse, scopes: Scopes, result: AuthenticationResult) throws
+        -> AuthenticationResult
+    {
         if let granted = response.grantedScopes, !scopes.isSubset(of: granted) {
             let declined = scopes.subtracting(granted)
             var error = TokenCacheError(

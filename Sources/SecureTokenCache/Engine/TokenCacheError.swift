@@ -3,6 +3,27 @@
 /// Match on ``code``; show ``message`` to a person: it says what happened and what to do, and it
 /// never contains a token, a user name or any other secret. A C library's own report, when there
 /// was one, is kept in ``underlying``.
+///
+/// ## What an app must handle
+///
+/// Token acquisition (``TokenCache/acquireTokenSilently(scopes:account:authority:forceRefresh:endpoint:timeout:)``)
+/// ends in one of these, and each asks for a different reaction:
+///
+/// | code | what happened | what it carries | what the app does |
+/// |---|---|---|---|
+/// | ``Code/interactionRequired`` | no refresh token the app may use, the app signed out of the account, or the server answered `invalid_grant` / `interaction_required` | ``server``: `error`, `suberror` (`basic_action`, `consent_required`, `client_mismatch`, ...) and `correlationId` from the server's JSON `correlation_id`, `httpStatus` (no ``server`` when the cache alone decided) | start an interactive sign-in; log the correlation id for support |
+/// | ``Code/serverDeclinedScopes`` | the server issued a token, for fewer scopes than asked | ``declinedScopes``: the issued token as an ``AuthenticationResult`` (already cached), the granted and the declined scopes | use the token for what was granted, or ask the user to consent to the rest interactively |
+/// | ``Code/network`` | the token endpoint could not be reached or did not answer in time | nothing was stored | retry later (a still-valid cached token past `refresh_on` is served instead of this error) |
+/// | ``Code/serverError`` | the server answered with an error that is not the user's to fix (`invalid_client`, HTTP 5xx, not JSON), or answered for another account than the refresh token's | ``server`` when the answer was JSON; nothing was stored | retry later or check the app registration |
+/// | ``Code/malformedResponse`` | a token answer missing fields (or, for a migrated ADAL account, without `client_info`) | nothing was stored | retry later; report if it persists |
+/// | ``Code/lockTimeout`` | another process's refresh of the same account did not finish in time | — | retry |
+///
+/// Everything else is about the cache itself, not about the user: input errors
+/// (``Code/malformedCache``, ``Code/invalidArgument``, ``Code/notFound``,
+/// ``Code/multipleAccounts``), storage and keys (``Code/storeCorrupted``, ``Code/wrongKey``,
+/// ``Code/insecurePermissions``, ``Code/diskFull``, ``Code/ioFailure``, ``Code/cryptoFailure``,
+/// ``Code/unsupportedFormat``) and the Secret Service (``Code/noSessionBus`` ... ``Code/keyringFailure``);
+/// an app shows ``message`` and, for the storage codes, stops using the group.
 public struct TokenCacheError: Error, Sendable, CustomStringConvertible {
     /// What kind of failure this is. Extensible: new codes may be added in later versions.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
@@ -64,9 +85,14 @@ public struct TokenCacheError: Error, Sendable, CustomStringConvertible {
 
         // MARK: Token acquisition
 
-        /// The user must sign in interactively: no usable refresh token, or the server said so.
+        /// The user must sign in interactively: no usable refresh token, the app signed out of
+        /// the account, or the server answered `invalid_grant` / `interaction_required`. When
+        /// the server said so, ``TokenCacheError/server`` has its `error`, `suberror` and
+        /// `correlation_id`.
         public static let interactionRequired = Code("interactionRequired")
-        /// The server issued a token but declined some of the requested scopes.
+        /// The server issued a token but declined some of the requested scopes. The token was
+        /// cached; ``TokenCacheError/declinedScopes`` carries it with the granted and the
+        /// declined scopes.
         public static let serverDeclinedScopes = Code("serverDeclinedScopes")
         /// The token endpoint could not be reached, or did not answer in time.
         public static let network = Code("network")

@@ -66,3 +66,10 @@ public struct Account: Sendable, Hashable {
         [fields.string("home_account_id") ?? "", fields.string("environment") ?? "", realm].joined(separator: "-").lowercased()
     }
 }
+
+extension Account {
+    /// Whether this account is known only from a migrated ADAL cache: its home account id is a
+    /// synthetic one (`adal-legacy-…`) until the first silent acquisition replaces it by the
+    /// real one from `client_info`. See ``CacheGroup/importADAL(_:)``.
+    public var isLegacy: Bool { homeAccountId.normalised.hasPrefix(ADALCache.legacyPrefix) }
+}

@@ -79,3 +79,16 @@ extension Scopes: ExpressibleByArrayLiteral {
     /// Scopes from a literal list.
     public init(arrayLiteral elements: String...) { self.init(elements) }
 }
+
+extension Scopes {
+    /// The scope that stands for a v1 (ADAL) resource at the v2 endpoint: `<resource>/.default`.
+    ///
+    /// The resource is kept verbatim, so one ending in `/` gives `//.default`
+    /// (`https://management.core.windows.net/` → `https://management.core.windows.net//.default`,
+    /// the audience Azure Resource Manager tokens carry), and one without gives `/.default`
+    /// (`https://graph.microsoft.com` → `https://graph.microsoft.com/.default`). The two are
+    /// different scopes: a token for one never answers a request for the other.
+    public init(resource: String) {
+        self.init([resource + "/.default"])
+    }
+}
