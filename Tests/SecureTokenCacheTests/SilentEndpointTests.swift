@@ -87,7 +87,9 @@ import Testing
         let holder = Task {
             try await lock.withLock(group: "silent-inprocess-test", key: "k", timeout: 5) {
                 signal.yield()
-                try await Task.sleep(nanoseconds: 1_500_000_000)
+                // Held until the waiter has given up (cancelled below), however slow a loaded
+                // machine makes the waiter's 0.2 s timer.
+                try? await Task.sleep(nanoseconds: 60_000_000_000)
                 return 1
             }
         }
@@ -96,6 +98,7 @@ import Testing
             try await lock.withLock(group: "silent-inprocess-test", key: "k", timeout: 0.2) { 2 }
         }
         #expect(waited?.code == .lockTimeout)
+        holder.cancel()
         #expect(try await holder.value == 1)
         // Released: the next caller gets in at once.
         #expect(try await lock.withLock(group: "silent-inprocess-test", key: "k", timeout: 0.2) { 3 } == 3)
