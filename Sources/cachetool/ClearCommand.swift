@@ -72,8 +72,11 @@ struct ClearCommand: ParsableCommand {
         let now = Console.now
         let planned = try group.entriesToClear(selection)
         if planned.isEmpty {
-            if json { Console.out(JSONWriter.render(Self.report(removed: [], dryRun: dryRun, now: now))) }
-            else { Console.line("Nothing to remove from group \(group.name).") }
+            if json {
+                Console.out(JSONWriter.render(Self.report(removed: [], dryRun: dryRun, now: now)))
+            } else {
+                Console.line("Nothing to remove from group \(group.name).")
+            }
             return
         }
         if dryRun {
@@ -87,7 +90,10 @@ struct ClearCommand: ParsableCommand {
         }
         if !yes {
             guard Console.inputIsTerminal else {
-                throw CommandFailure(.usage, "refusing to remove \(Self.count(planned)) without confirmation: standard input is not a terminal; pass --yes")
+                throw CommandFailure(
+                    .usage,
+                    "refusing to remove \(Self.count(planned)) without confirmation: standard input is not a terminal; pass --yes"
+                )
             }
             Console.error("About to remove \(Self.count(planned)) from group \(group.name):")
             Console.write(2, Self.table(planned, now: now))

@@ -88,7 +88,8 @@ struct DoctorCommand: ParsableCommand {
         guard let address = Console.environment("DBUS_SESSION_BUS_ADDRESS"), !address.isEmpty else {
             return DoctorCheck(
                 name: name, outcome: .warning, detail: "DBUS_SESSION_BUS_ADDRESS is not set: the keyring store can't be used",
-                advice: "run inside a desktop session, or start one with `dbus-run-session -- cachetool ...`; or use --store file with --passphrase-env or --key-file",
+                advice:
+                    "run inside a desktop session, or start one with `dbus-run-session -- cachetool ...`; or use --store file with --passphrase-env or --key-file",
                 status: .keyringUnavailable)
         }
         for part in address.split(separator: ";").first.map({ $0.split(separator: ",") }) ?? [] {
@@ -98,7 +99,8 @@ struct DoctorCommand: ParsableCommand {
                 if !FileAccess.exists(path) {
                     return DoctorCheck(
                         name: name, outcome: .failed, detail: "the bus socket \(path) does not exist",
-                        advice: "the session bus is gone: log in again or restart it (`dbus-run-session`)", status: .keyringUnavailable)
+                        advice: "the session bus is gone: log in again or restart it (`dbus-run-session`)",
+                        status: .keyringUnavailable)
                 }
             }
         }
@@ -135,7 +137,8 @@ struct DoctorCommand: ParsableCommand {
                 return [
                     DoctorCheck(
                         name: "Secret Service", outcome: .failed, detail: error.message,
-                        advice: "start a Secret Service (gnome-keyring-daemon, or KeePassXC with its Secret Service on), or use --store file",
+                        advice:
+                            "start a Secret Service (gnome-keyring-daemon, or KeePassXC with its Secret Service on), or use --store file",
                         status: .keyringUnavailable),
                     DoctorCheck(name: "keyring unlocked", outcome: .skipped, detail: "no Secret Service"),
                 ]
@@ -166,14 +169,19 @@ struct DoctorCommand: ParsableCommand {
             var info = stat()
             guard lstat(path, &info) == 0 else {
                 if isRoot {
-                    checks.append(DoctorCheck(name: "directory", outcome: .ok, detail: "\(path) does not exist yet; the file store creates it 0700"))
+                    checks.append(
+                        DoctorCheck(
+                            name: "directory", outcome: .ok, detail: "\(path) does not exist yet; the file store creates it 0700")
+                    )
                 }
                 break
             }
             let name = isRoot ? "directory" : "group directory"
             guard (info.st_mode & S_IFMT) == S_IFDIR else {
                 checks.append(
-                    DoctorCheck(name: name, outcome: .failed, detail: "\(path) is not a directory", advice: "move it away, or pass --dir", status: .failure))
+                    DoctorCheck(
+                        name: name, outcome: .failed, detail: "\(path) is not a directory", advice: "move it away, or pass --dir",
+                        status: .failure))
                 break
             }
             let mode = info.st_mode & 0o777
@@ -185,7 +193,8 @@ struct DoctorCommand: ParsableCommand {
             } else if mode & 0o077 != 0 {
                 checks.append(
                     DoctorCheck(
-                        name: name, outcome: .failed, detail: "\(path) has mode \(String(mode, radix: 8)): others can reach the tokens",
+                        name: name, outcome: .failed,
+                        detail: "\(path) has mode \(String(mode, radix: 8)): others can reach the tokens",
                         advice: "chmod 700 \(path)", status: .insecurePermissions))
             } else if access(path, W_OK) != 0 {
                 checks.append(
@@ -226,7 +235,8 @@ struct DoctorCommand: ParsableCommand {
             case .insecurePermissions: advice = "chmod 700 the folder and 600 its files"
             default: advice = "see the message"
             }
-            return DoctorCheck(name: name, outcome: .failed, detail: error.message, advice: advice, status: ExitStatus(error.code))
+            return DoctorCheck(
+                name: name, outcome: .failed, detail: error.message, advice: advice, status: ExitStatus(error.code))
         } catch {
             return DoctorCheck(name: name, outcome: .failed, detail: "\(error)", status: .failure)
         }

@@ -14,7 +14,9 @@ struct EntryView {
 
     // MARK: Entries (tokens, app metadata)
 
-    static let entryHeaders = ["ID", "KIND", "ACCOUNT", "CLIENT", "REALM", "ENVIRONMENT", "SCOPES", "EXPIRES IN", "FAMILY", "SECRET"]
+    static let entryHeaders = [
+        "ID", "KIND", "ACCOUNT", "CLIENT", "REALM", "ENVIRONMENT", "SCOPES", "EXPIRES IN", "FAMILY", "SECRET",
+    ]
 
     var entryCells: [String] {
         [
@@ -50,7 +52,10 @@ struct EntryView {
     var authorityType: String { entry.fields["authority_type"]?.stringValue ?? "" }
 
     var accountCells: [String] {
-        [entry.id, entry.username ?? "", entry.homeAccountId?.rawValue ?? "", entry.environment, entry.realm ?? "", authorityType]
+        [
+            entry.id, entry.username ?? "", entry.homeAccountId?.rawValue ?? "", entry.environment, entry.realm ?? "",
+            authorityType,
+        ]
     }
 
     var accountJSON: JSONValue {

@@ -38,7 +38,8 @@ enum ExitStatus: Int32, CaseIterable {
         case .notFound: self = .notFound
         case .storeCorrupted, .unsupportedFormat: self = .corruptStore
         case .wrongKey: self = .wrongKey
-        case .noSessionBus, .secretServiceUnavailable, .collectionLocked, .interactionNotAllowed, .keyringTimeout, .keyringFailure:
+        case .noSessionBus, .secretServiceUnavailable, .collectionLocked, .interactionNotAllowed, .keyringTimeout,
+            .keyringFailure:
             self = .keyringUnavailable
         case .lockTimeout: self = .lockTimeout
         case .malformedCache, .malformedResponse: self = .malformedInput

@@ -24,11 +24,14 @@ struct GlobalOptions: ParsableArguments {
     @Option(
         help: ArgumentHelp(
             "Where the group lives: auto, keyring, file or memory.",
-            discussion: "auto uses the Secret Service when it is reachable and unlocked, else the file store. memory keeps nothing after cachetool exits.",
+            discussion:
+                "auto uses the Secret Service when it is reachable and unlocked, else the file store. memory keeps nothing after cachetool exits.",
             valueName: "store"))
     var store: StoreOption = .auto
 
-    @Option(help: ArgumentHelp("The root folder of file-store groups (default: $XDG_DATA_HOME/secure-token-cache).", valueName: "path"))
+    @Option(
+        help: ArgumentHelp(
+            "The root folder of file-store groups (default: $XDG_DATA_HOME/secure-token-cache).", valueName: "path"))
     var dir: String?
 
     @Option(
@@ -36,7 +39,9 @@ struct GlobalOptions: ParsableArguments {
         help: ArgumentHelp("Read the file store's passphrase from this environment variable.", valueName: "var"))
     var passphraseEnvironment: String?
 
-    @Option(name: .customLong("key-file"), help: ArgumentHelp("Use this key file (32 bytes, 0600) for the file store.", valueName: "path"))
+    @Option(
+        name: .customLong("key-file"),
+        help: ArgumentHelp("Use this key file (32 bytes, 0600) for the file store.", valueName: "path"))
     var keyFile: String?
 
     func validate() throws {
@@ -71,7 +76,9 @@ struct GlobalOptions: ParsableArguments {
         if store == .file {
             let folder = Self.fileStoreRoot(dir) + "/" + group
             guard FileAccess.exists(folder) else {
-                throw CommandFailure(.notFound, "there is no group \(group) in \(Self.fileStoreRoot(dir)); nothing was created (see 'cachetool import')")
+                throw CommandFailure(
+                    .notFound,
+                    "there is no group \(group) in \(Self.fileStoreRoot(dir)); nothing was created (see 'cachetool import')")
             }
         }
         return try open()

@@ -56,7 +56,9 @@ struct ListCommand: ParsableCommand {
             var accounts = try group.entries(.init(kinds: [.account], account: account))
             if let client {
                 // Accounts have no client id: keep those the client holds credentials for.
-                let homes = Set(try group.entries(.init(kinds: EntryView.tokenKinds, clientId: client, account: account)).compactMap(\.homeAccountId))
+                let homes = Set(
+                    try group.entries(.init(kinds: EntryView.tokenKinds, clientId: client, account: account)).compactMap(
+                        \.homeAccountId))
                 accounts.removeAll { !homes.contains($0.homeAccountId ?? HomeAccountId("")) }
             }
             entries = accounts

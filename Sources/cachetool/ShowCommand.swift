@@ -53,7 +53,10 @@ struct ShowCommand: ParsableCommand {
             ("ID", entry.id),
             ("Kind", entry.kind.rawValue),
             ("Key", entry.key),
-            ("Account", [entry.username, entry.homeAccountId.map { "(\($0.rawValue))" }].compactMap { $0 }.joined(separator: " ")),
+            (
+                "Account",
+                [entry.username, entry.homeAccountId.map { "(\($0.rawValue))" }].compactMap { $0 }.joined(separator: " ")
+            ),
             ("Client", entry.clientId ?? ""),
             ("Realm", entry.realm ?? ""),
             ("Environment", entry.environment),
@@ -62,7 +65,9 @@ struct ShowCommand: ParsableCommand {
         if let expiresOn = entry.expiresOn { summary.append(("Expires", "\(TimeText.utc(expiresOn)) (\(view.expiresInText))")) }
         if let family = entry.familyId { summary.append(("Family", family.isEmpty ? "none (known not in a family)" : family)) }
         if let fingerprint = entry.secretFingerprint {
-            summary.append(("Secret", reveal ? "fingerprint \(fingerprint), shown below" : "fingerprint \(fingerprint) (--reveal prints it)"))
+            summary.append(
+                ("Secret", reveal ? "fingerprint \(fingerprint), shown below" : "fingerprint \(fingerprint) (--reveal prints it)")
+            )
         }
         Console.out(KeyValueText.render(summary.map { ($0.0, $0.1.isEmpty ? "-" : $0.1) }))
         Console.line()
@@ -83,7 +88,9 @@ struct ShowCommand: ParsableCommand {
         switch value {
         case .string(let string): string
         case .number(let literal): literal
-        default: JSONWriter.render(value).trimmingSpaces.split(whereSeparator: \.isNewline).map { String($0).trimmingSpaces }.joined(separator: " ")
+        default:
+            JSONWriter.render(value).trimmingSpaces.split(whereSeparator: \.isNewline).map { String($0).trimmingSpaces }.joined(
+                separator: " ")
         }
     }
 }

@@ -61,7 +61,10 @@ struct StatusCommand: ParsableCommand {
             ("Generation", String(statistics.generation)),
             ("Entries", "\(total) (\(byKind))"),
             ("Accounts", String(statistics.accounts)),
-            ("Clients", statistics.clients.isEmpty ? "0" : "\(statistics.clients.count): \(statistics.clients.joined(separator: ", "))"),
+            (
+                "Clients",
+                statistics.clients.isEmpty ? "0" : "\(statistics.clients.count): \(statistics.clients.joined(separator: ", "))"
+            ),
             ("Expired", "\(statistics.expiredAccessTokens) access tokens"),
             ("Size on disk", size.map { "\($0) bytes" } ?? "-"),
         ]

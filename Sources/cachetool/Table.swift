@@ -12,7 +12,9 @@ struct Table {
     func render() -> String {
         var widths = headers.map(\.count)
         for row in rows {
-            for (column, cell) in row.enumerated() where column < widths.count { widths[column] = max(widths[column], cell.count) }
+            for (column, cell) in row.enumerated() where column < widths.count {
+                widths[column] = max(widths[column], cell.count)
+            }
         }
         var text = ""
         for row in [headers] + rows {

@@ -12,7 +12,8 @@ import Testing
             ["import", TestFiles.vector("v1_single_account").path] + options, environment: environment,
             removing: ["DBUS_SESSION_BUS_ADDRESS"])
         #expect(imported.status == 0, "\(imported.stderr)")
-        let status = try Cachetool.run(["status", "--json"] + options, environment: environment, removing: ["DBUS_SESSION_BUS_ADDRESS"])
+        let status = try Cachetool.run(
+            ["status", "--json"] + options, environment: environment, removing: ["DBUS_SESSION_BUS_ADDRESS"])
         #expect(status.status == 0, "\(status.stderr)")
         let json = try #require(try status.json() as? [String: Any])
         #expect(json["store"] as? String == "file")

@@ -35,11 +35,15 @@ enum Cachetool {
 
     /// Runs `cachetool arguments` with standard input from `input` (never a terminal), in this
     /// process's environment plus `environment`, minus the variables in `removing`.
-    static func run(_ arguments: [String], input: Data? = nil, environment: [String: String] = [:], removing: [String] = []) throws -> Run {
+    static func run(_ arguments: [String], input: Data? = nil, environment: [String: String] = [:], removing: [String] = [])
+        throws -> Run
+    {
         try runProgram(binary, arguments, input: input, environment: environment, removing: removing)
     }
 
-    static func runProgram(_ program: URL, _ arguments: [String], input: Data?, environment: [String: String], removing: [String] = []) throws -> Run {
+    static func runProgram(
+        _ program: URL, _ arguments: [String], input: Data?, environment: [String: String], removing: [String] = []
+    ) throws -> Run {
         let process = Process()
         process.executableURL = program
         process.arguments = arguments
@@ -110,8 +114,10 @@ enum TestFiles {
 
     /// One folder per test process for every scratch folder, removed when the process exits.
     static let scratchRoot: URL = {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("cachetool-tests-\(getpid())-\(UUID().uuidString.prefix(8))")
-        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "cachetool-tests-\(getpid())-\(UUID().uuidString.prefix(8))")
+        try? FileManager.default.createDirectory(
+            at: url, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         atexit { try? FileManager.default.removeItem(at: TestFiles.scratchRoot) }
         return url
     }()
@@ -119,7 +125,8 @@ enum TestFiles {
     /// A new empty folder, mode 0700.
     static func scratch() throws -> URL {
         let url = scratchRoot.appendingPathComponent(UUID().uuidString)
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            at: url, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         return url
     }
 

@@ -53,7 +53,9 @@ struct PersistentGroupTests {
     func importThenExportWithSecretsGivesBackTheSameBytes(store: StoreUnderTest, name: String) throws {
         let group = try Group(store)
         try group.importVector(name)
-        #expect(try group.export() == (try Data(contentsOf: TestFiles.vector(name))), "export of \(name) differs from msal-python's bytes")
+        #expect(
+            try group.export() == (try Data(contentsOf: TestFiles.vector(name))),
+            "export of \(name) differs from msal-python's bytes")
     }
 
     @Test(arguments: stores, TestFiles.vectorNames)
@@ -95,7 +97,8 @@ struct PersistentGroupTests {
         #expect(try group.export() == before)
     }
 
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "needs util-linux script for a terminal"),
+    @Test(
+        .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "needs util-linux script for a terminal"),
         arguments: stores)
     func onATerminalClearAsksAndOnlyYesRemoves(store: StoreUnderTest) throws {
         let group = try Group(store)
@@ -122,7 +125,9 @@ struct PersistentGroupTests {
         #expect(result.status == 0, "\(result)")
         let report = try #require(try result.json() as? [String: Any])
         #expect(report["removed"] as? Int == alice.count)
-        #expect(Set((report["entries"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }) == Set(alice.compactMap { $0["id"] as? String }))
+        #expect(
+            Set((report["entries"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String })
+                == Set(alice.compactMap { $0["id"] as? String }))
         #expect(try group.listing().allSatisfy { ($0["account"] as? String)?.lowercased() != "alice@contoso.com" })
         #expect(try group.status()["generation"] as? Int == (generation ?? 0) + 1, "clear must be one transaction")
         #expect(try group.run(["list", "tokens", "--account", "alice@contoso.com"]).status == 3)

@@ -46,9 +46,9 @@ import Testing
     /// spends several seconds loading and indexing 10,000 records (4 s for `status` against a
     /// stand-in file store), so its limit only catches gross regressions.
     #if DEBUG
-    static let limit = 15.0
+        static let limit = 15.0
     #else
-    static let limit = 1.0
+        static let limit = 1.0
     #endif
 
     /// `--from` parses the whole file and imports it into a memory group first: library work
@@ -57,9 +57,9 @@ import Testing
     /// against the CLI's own part regressing badly.
     static let fromFileTokens = 2_000
     #if DEBUG
-    static let fromFileLimit = 10.0
+        static let fromFileLimit = 10.0
     #else
-    static let fromFileLimit = 2.0
+        static let fromFileLimit = 2.0
     #endif
 
     static func timed(_ body: () throws -> Cachetool.Run) rethrows -> (Cachetool.Run, Double) {
@@ -83,11 +83,15 @@ import Testing
         let options = FileStore.options(folder)
         let imported = try Cachetool.run(["import", try Self.largeCache().path] + options, environment: FileStore.environment)
         try #require(imported.status == 0, "\(imported)")
-        let (list, listSeconds) = try Self.timed { try Cachetool.run(["list", "tokens"] + options, environment: FileStore.environment) }
+        let (list, listSeconds) = try Self.timed {
+            try Cachetool.run(["list", "tokens"] + options, environment: FileStore.environment)
+        }
         #expect(list.status == 0)
         #expect(list.stdout.split(separator: "\n").count == Self.tokenCount + 100 + 1)
         #expect(listSeconds < Self.limit, "list tokens took \(listSeconds) s")
-        let (status, statusSeconds) = try Self.timed { try Cachetool.run(["status"] + options, environment: FileStore.environment) }
+        let (status, statusSeconds) = try Self.timed {
+            try Cachetool.run(["status"] + options, environment: FileStore.environment)
+        }
         #expect(status.status == 0)
         #expect(statusSeconds < Self.limit, "status took \(statusSeconds) s")
         print("file group of 10,000 access tokens: list tokens \(listSeconds) s, status \(statusSeconds) s")

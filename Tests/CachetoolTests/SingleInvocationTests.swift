@@ -7,7 +7,9 @@ import Testing
     static let memory = ["--store", "memory"]
 
     /// A failure: the documented exit code, one line on stderr in cachetool's form, nothing on stdout.
-    func expectFailure(_ run: Cachetool.Run, status: Int32, mentioning text: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) {
+    func expectFailure(
+        _ run: Cachetool.Run, status: Int32, mentioning text: String? = nil, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         #expect(run.status == status, "\(run)", sourceLocation: sourceLocation)
         #expect(run.stderrLines.count == 1, "\(run)", sourceLocation: sourceLocation)
         #expect(run.stderr.hasPrefix("cachetool: error: "), "\(run)", sourceLocation: sourceLocation)
@@ -76,7 +78,8 @@ import Testing
     }
 
     @Test func importOfAMissingFileExitsThree() throws {
-        expectFailure(try Cachetool.run(["import", "/nonexistent/cache.json"] + Self.memory), status: 3, mentioning: "No such file")
+        expectFailure(
+            try Cachetool.run(["import", "/nonexistent/cache.json"] + Self.memory), status: 3, mentioning: "No such file")
     }
 
     @Test(arguments: TestFiles.vectorNames)
@@ -115,7 +118,8 @@ import Testing
             var row: [String: String] = [:]
             for (position, offset) in offsets.enumerated() {
                 let end = position + 1 < offsets.count ? min(offsets[position + 1], characters.count) : characters.count
-                row[names[position]] = offset < characters.count ? String(characters[offset..<end]).trimmingCharacters(in: .whitespaces) : ""
+                row[names[position]] =
+                    offset < characters.count ? String(characters[offset..<end]).trimmingCharacters(in: .whitespaces) : ""
             }
             return row
         }
@@ -166,12 +170,15 @@ import Testing
 
     @Test func listFiltersByAccountAndClient() throws {
         let file = TestFiles.vector("v2_two_accounts_two_tenants").path
-        let bob = try #require(try Cachetool.run(["list", "tokens", "--from", file, "--account", "BOB@fabrikam.onmicrosoft.com", "--json"]).json() as? [[String: Any]])
+        let bob = try #require(
+            try Cachetool.run(["list", "tokens", "--from", file, "--account", "BOB@fabrikam.onmicrosoft.com", "--json"]).json()
+                as? [[String: Any]])
         #expect(!bob.isEmpty)
         #expect(bob.allSatisfy { ($0["account"] as? String)?.lowercased() == "bob@fabrikam.onmicrosoft.com" })
         let v3 = TestFiles.vector("v3_foci_two_clients").path
         let client = "22222222-aaaa-4bbb-8ccc-000000000002"
-        let tokens = try #require(try Cachetool.run(["list", "tokens", "--from", v3, "--client", client, "--json"]).json() as? [[String: Any]])
+        let tokens = try #require(
+            try Cachetool.run(["list", "tokens", "--from", v3, "--client", client, "--json"]).json() as? [[String: Any]])
         #expect(!tokens.isEmpty)
         #expect(tokens.allSatisfy { $0["clientId"] as? String == client })
         let family = try #require(try Cachetool.run(["list", "tokens", "--from", v3, "--json"]).json() as? [[String: Any]])
@@ -240,7 +247,8 @@ import Testing
             #expect(hidden.status == 0)
             #expect(hidden.stdout.contains("fingerprint \(object["secretFingerprint"] as? String ?? "?")"))
             for secret in secrets { #expect(!hidden.stdout.contains(secret) && !hidden.stderr.contains(secret)) }
-            let hiddenJSON = try #require(try Cachetool.run(["show", id, "--from", file.path, "--json"]).json() as? [String: Any])
+            let hiddenJSON = try #require(
+                try Cachetool.run(["show", id, "--from", file.path, "--json"]).json() as? [String: Any])
             #expect((hiddenJSON["fields"] as? [String: Any])?["secret"] == nil)
             let shown = try Cachetool.run(["show", id, "--from", file.path, "--reveal", "--json"])
             let fields = try #require((try shown.json() as? [String: Any])?["fields"] as? [String: Any])

@@ -40,7 +40,8 @@ extension KeyringTests {
 
             let toFile = try CacheGroup.move(name, from: keyring, to: file)
             #expect(toFile > 0)
-            let inFile = try CacheGroup.open(name, configuration: CacheConfiguration(directory: root, keySource: .passphrase("move it")))
+            let inFile = try CacheGroup.open(
+                name, configuration: CacheConfiguration(directory: root, keySource: .passphrase("move it")))
             #expect(inFile.storeDescription.kind == .file, "auto finds the group in its new home")
             #expect(try inFile.exportMSAL(includeSecrets: true) == expected)
             #expect(try TokenCache(clientId: Fixtures.clientA, group: inFile).currentAccount().current?.username == signedIn)
@@ -64,8 +65,12 @@ extension KeyringTests {
             try CacheGroup.open(name, configuration: file).importMSAL(try Fixtures.vector("v3_foci_two_clients"))
             let error = #expect(throws: TokenCacheError.self) { try CacheGroup.move(name, from: keyring, to: file) }
             #expect(error?.code == .invalidArgument)
-            #expect(try CacheGroup.open(name, configuration: keyring).exportMSAL(includeSecrets: true) == Fixtures.vector("v1_single_account"))
-            #expect(try CacheGroup.open(name, configuration: file).exportMSAL(includeSecrets: true) == Fixtures.vector("v3_foci_two_clients"))
+            #expect(
+                try CacheGroup.open(name, configuration: keyring).exportMSAL(includeSecrets: true)
+                    == Fixtures.vector("v1_single_account"))
+            #expect(
+                try CacheGroup.open(name, configuration: file).exportMSAL(includeSecrets: true)
+                    == Fixtures.vector("v3_foci_two_clients"))
         }
 
         /// `auto` never falls back to weaker protection: a group that lives in the keyring, with

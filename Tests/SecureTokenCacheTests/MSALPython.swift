@@ -228,7 +228,6 @@ enum MSALPython {
     }
 }
 
-
 extension MSALPython.Lookup {
     /// What the engine answers for this lookup in `group`.
     func engineAnswer(in group: CacheGroup, now: Int64) throws -> (secret: String?, usernames: [String]?) {

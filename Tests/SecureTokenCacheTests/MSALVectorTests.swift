@@ -34,7 +34,10 @@ import Testing
         let accounts = try cache.accounts()
         #expect(accounts.map(\.username) == ["Alice@Contoso.com"])
         let account = try #require(accounts.first)
-        let hit = try #require(try cache.accessToken(for: ["User.Read", "email"], account: account, authority: try Authority("https://login.microsoftonline.com/\(Fixtures.tenant)")))
+        let hit = try #require(
+            try cache.accessToken(
+                for: ["User.Read", "email"], account: account,
+                authority: try Authority("https://login.microsoftonline.com/\(Fixtures.tenant)")))
         #expect(hit.token.secret == "at-v1-secret")
         #expect(try cache.refreshTokens(for: account).map(\.secret) == ["rt-v1-secret"])
         #expect(try cache.account(username: "alice@contoso.COM")?.homeAccountId == account.homeAccountId)
@@ -53,7 +56,8 @@ import Testing
         let guest = try Authority("https://login.microsoftonline.com/\(Fixtures.guestTenant)")
         #expect(try cache.accessToken(for: ["User.Read"], account: alice, authority: guest)?.token.realm == Fixtures.guestTenant)
         let home = try Authority("https://login.microsoftonline.com/\(Fixtures.tenant)")
-        #expect(try cache.accessToken(for: ["https://storage.azure.com/user_impersonation"], account: alice, authority: home) != nil)
+        #expect(
+            try cache.accessToken(for: ["https://storage.azure.com/user_impersonation"], account: alice, authority: home) != nil)
         #expect(try cache.accessToken(for: ["Mail.Read"], account: alice, authority: home) != nil)
     }
 

@@ -122,7 +122,6 @@ final class FakeAuthority: Sendable {
     }
 }
 
-
 /// One in-memory group on a test clock, and a cache per client id: apps A and B of one family,
 /// C outside it.
 final class SilentWorld: Sendable {

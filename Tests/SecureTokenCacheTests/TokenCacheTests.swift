@@ -10,7 +10,10 @@ import Testing
         try cache.store(try Fixtures.response(), for: try Fixtures.request(authority: byDomain.url))
         let account = try #require(try cache.accounts().first)
         // Stored under the id token's tid (rule 3) ...
-        #expect(try cache.accessToken(for: ["User.Read"], account: account, authority: try Authority("https://login.microsoftonline.com/\(Fixtures.tenant)")) != nil)
+        #expect(
+            try cache.accessToken(
+                for: ["User.Read"], account: account,
+                authority: try Authority("https://login.microsoftonline.com/\(Fixtures.tenant)")) != nil)
         // ... and found again through the domain-named authority the app is configured with.
         #expect(try cache.accessToken(for: ["User.Read"], account: account, authority: byDomain)?.token.secret == "at-secret")
         // Another process learns the alias from the group, not from its own memory.

@@ -59,7 +59,8 @@ extension CacheGroup {
         guard !name.isEmpty, name.count <= 200, name.allSatisfy(allowed.contains), !name.hasPrefix(".") else {
             throw TokenCacheError(
                 .invalidArgument,
-                "a group name uses letters, digits, '.', '_' and '-' only (at most 200, not starting with '.'), such as com.example.apps")
+                "a group name uses letters, digits, '.', '_' and '-' only (at most 200, not starting with '.'), such as com.example.apps"
+            )
         }
     }
 }

@@ -62,7 +62,8 @@ extension CacheGroup {
             if shortId.hasPrefix(wanted) { found.append(stored) }
         }
         guard found.count <= 1 else {
-            throw TokenCacheError(.invalidArgument, "\(found.count) entries have an id starting with \"\(wanted)\"; give more of the id")
+            throw TokenCacheError(
+                .invalidArgument, "\(found.count) entries have an id starting with \"\(wanted)\"; give more of the id")
         }
         return Self.summaries(found, in: index).first
     }

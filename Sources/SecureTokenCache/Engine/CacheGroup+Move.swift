@@ -15,7 +15,8 @@ extension CacheGroup {
     @discardableResult
     public static func move(_ name: String, from source: CacheConfiguration, to destination: CacheConfiguration) throws -> Int {
         for side in [source, destination] where side.store != .file && side.store != .keyring {
-            throw TokenCacheError(.invalidArgument, "a group moves between the file store and the keyring store, not \(side.store.rawValue)")
+            throw TokenCacheError(
+                .invalidArgument, "a group moves between the file store and the keyring store, not \(side.store.rawValue)")
         }
         guard source.store != destination.store || source.directory != destination.directory else {
             throw TokenCacheError(.invalidArgument, "the source and the destination are the same store")
@@ -38,7 +39,8 @@ extension CacheGroup {
             let (written, _) = try to.store.load()
             let check = Dictionary(written.map { ($0.id, $0.payload) }, uniquingKeysWith: { first, _ in first })
             guard check.count == records.count, records.allSatisfy({ check[$0.key] == $0.value.payload }) else {
-                throw TokenCacheError(.ioFailure, "the copy of group \(name) did not read back whole; the source was kept as it was")
+                throw TokenCacheError(
+                    .ioFailure, "the copy of group \(name) did not read back whole; the source was kept as it was")
             }
             moved = records.count
             return records.keys.map(RecordChange.delete)
@@ -71,7 +73,8 @@ extension CacheGroup {
             let aside = root + "/." + name + ".moved-" + String(systemClock())
             guard rename(path, aside) == 0 else {
                 throw TokenCacheError(
-                    .ioFailure, "the group was copied and emptied, but \(path) could not be set aside", underlying: .posix(call: "rename", errno: errno))
+                    .ioFailure, "the group was copied and emptied, but \(path) could not be set aside",
+                    underlying: .posix(call: "rename", errno: errno))
             }
         case .keyring:
             unlink(keyringMarker(root: root, name: name))

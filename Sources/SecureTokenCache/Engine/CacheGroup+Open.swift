@@ -69,7 +69,8 @@ extension CacheGroup {
 
     private static func openInKeyring(_ name: String, _ configuration: CacheConfiguration, reason: String) throws -> CacheGroup {
         let store = try KeyringStore(
-            group: name, options: keyringOptions(configuration), lockTimeout: .milliseconds(Int(configuration.lockTimeout * 1000)))
+            group: name, options: keyringOptions(configuration), lockTimeout: .milliseconds(Int(configuration.lockTimeout * 1000))
+        )
         // Remember where the group lives, so `auto` never opens an empty file group in its place.
         let root = try fileRoot(configuration)
         try? GroupDirectory(root: root, name: name).createRoot()
@@ -94,11 +95,13 @@ extension CacheGroup {
             keys = try KeyProviderConfiguration.keyFile(path: path).makeProvider()
         case .keyring?:
             keys = try KeyringKeySource(
-                group: name, options: keyringOptions(configuration), lockTimeout: .milliseconds(Int(configuration.lockTimeout * 1000)))
+                group: name, options: keyringOptions(configuration),
+                lockTimeout: .milliseconds(Int(configuration.lockTimeout * 1000)))
         case nil:
             if keyringAvailability(configuration) == nil {
                 keys = try KeyringKeySource(
-                    group: name, options: keyringOptions(configuration), lockTimeout: .milliseconds(Int(configuration.lockTimeout * 1000)))
+                    group: name, options: keyringOptions(configuration),
+                    lockTimeout: .milliseconds(Int(configuration.lockTimeout * 1000)))
                 why += "; its key is held by the Secret Service"
             } else {
                 let path = try defaultKeyFile(name)
@@ -125,7 +128,8 @@ extension CacheGroup {
         if !base.hasPrefix("/") {
             let home = getenv("HOME").map { String(cString: $0) } ?? ""
             guard home.hasPrefix("/") else {
-                throw TokenCacheError(.invalidArgument, "no home directory for the key file; set XDG_CONFIG_HOME or configure a key source")
+                throw TokenCacheError(
+                    .invalidArgument, "no home directory for the key file; set XDG_CONFIG_HOME or configure a key source")
             }
             base = home + "/.config"
         }

@@ -44,7 +44,8 @@ public final class CacheGroup: Sendable {
     }
 
     init(
-        name: String, store: any CacheStore, clock: @escaping @Sendable () -> Int64 = CacheGroup.systemClock, reason: String? = nil
+        name: String, store: any CacheStore, clock: @escaping @Sendable () -> Int64 = CacheGroup.systemClock,
+        reason: String? = nil
     ) throws {
         self.name = name
         self.store = store

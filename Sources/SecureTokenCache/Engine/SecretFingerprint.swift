@@ -32,7 +32,8 @@ public enum SecretFingerprint {
         let status = digest.withUnsafeMutableBufferPointer { out in
             bytes.withUnsafeBufferPointer { input in
                 domain.withUnsafeBufferPointer { key in
-                    crypto_generichash(out.baseAddress!, out.count, input.baseAddress, UInt64(input.count), key.baseAddress, key.count)
+                    crypto_generichash(
+                        out.baseAddress!, out.count, input.baseAddress, UInt64(input.count), key.baseAddress, key.count)
                 }
             }
         }

@@ -36,7 +36,9 @@ public final class TokenCache: Sendable {
 
     /// The bucket a lookup of `account` at `authority` reads: a `common`, `organizations` or
     /// `consumers` authority stands for the account's home tenant (rule 3).
-    func bucket(_ index: Index, account: Account, authority: Authority?, tokenType: String, tenant override: String? = nil) -> AccessTokenBucket {
+    func bucket(_ index: Index, account: Account, authority: Authority?, tokenType: String, tenant override: String? = nil)
+        -> AccessTokenBucket
+    {
         let environment = authority?.environment ?? account.environment
         let realm: String
         if let override {
@@ -67,14 +69,19 @@ public final class TokenCache: Sendable {
     ) throws -> CachedAccessToken? {
         // Reads through the snapshot object: copying the Index struct out would retain every map.
         let snapshot = try group.snapshot()
-        return lookUp(snapshot.index, scopes: scopes, account: account, authority: authority, tokenType: tokenType, now: group.clock())
+        return lookUp(
+            snapshot.index, scopes: scopes, account: account, authority: authority, tokenType: tokenType, now: group.clock())
     }
 
-    func lookUp(_ index: Index, scopes: Scopes, account: Account, authority: Authority?, tokenType: String, now: Int64) -> CachedAccessToken? {
-        var found = index.accessToken(in: bucket(index, account: account, authority: authority, tokenType: tokenType), scopes: scopes, now: now)
+    func lookUp(_ index: Index, scopes: Scopes, account: Account, authority: Authority?, tokenType: String, now: Int64)
+        -> CachedAccessToken?
+    {
+        var found = index.accessToken(
+            in: bucket(index, account: account, authority: authority, tokenType: tokenType), scopes: scopes, now: now)
         if found == nil, let authority, authority.isMultiTenant {
             found = index.accessToken(
-                in: bucket(index, account: account, authority: authority, tokenType: tokenType, tenant: authority.tenant), scopes: scopes, now: now)
+                in: bucket(index, account: account, authority: authority, tokenType: tokenType, tenant: authority.tenant),
+                scopes: scopes, now: now)
         }
         return found.map { CachedAccessToken(token: $0, shouldRefresh: $0.shouldRefresh(at: now)) }
     }
@@ -115,8 +122,10 @@ public final class TokenCache: Sendable {
     /// its own, then its family's (`family_id: ""` in its app metadata means no family).
     public func refreshTokens(for account: Account, authority: Authority? = nil) throws -> [RefreshToken] {
         let environment = authority?.environment ?? account.environment
-        return try group.index().refreshTokenCandidates(account: account.homeAccountId.normalised, environment: environment, client: client)
-            .compactMap { if case .refreshToken(let token) = $0.entry.entry { token } else { nil } }
+        return try group.index().refreshTokenCandidates(
+            account: account.homeAccountId.normalised, environment: environment, client: client
+        )
+        .compactMap { if case .refreshToken(let token) = $0.entry.entry { token } else { nil } }
     }
 
     // MARK: - Writes
@@ -162,7 +171,10 @@ public final class TokenCache: Sendable {
                 transaction.replace(existing.id, with: .appMetadata(AppMetadata(fields: fields)))
             } else {
                 transaction.put(
-                    .appMetadata(AppMetadata(fields: ["client_id": .string(clientId), "environment": .string(environment.host), "family_id": .string("")])))
+                    .appMetadata(
+                        AppMetadata(fields: [
+                            "client_id": .string(clientId), "environment": .string(environment.host), "family_id": .string(""),
+                        ])))
             }
         }
     }

@@ -165,8 +165,10 @@ public struct TokenCacheError: Error, Sendable, CustomStringConvertible {
         var text = "\(code): \(message)"
         if let underlying { text += " (\(underlying))" }
         if let server {
-            let parts = [server.error, server.suberror.map { "suberror \($0)" }, server.correlationId.map { "correlation id \($0)" }]
-                .compactMap { $0 }
+            let parts = [
+                server.error, server.suberror.map { "suberror \($0)" }, server.correlationId.map { "correlation id \($0)" },
+            ]
+            .compactMap { $0 }
             if !parts.isEmpty { text += " [server: \(parts.joined(separator: ", "))]" }
         }
         return text

@@ -313,10 +313,14 @@ struct Index: Sendable {
         case .refreshToken(let token):
             let account = token.homeAccountId?.normalised ?? ""
             let client = token.clientId.lowercased()
-            Self.update(&ownRefreshTokens, RefreshTokenBucket(account: account, environment: token.environment.group, owner: client), id, adding)
+            Self.update(
+                &ownRefreshTokens, RefreshTokenBucket(account: account, environment: token.environment.group, owner: client), id,
+                adding)
             Self.count(&accountsWithClientToken, client, account, adding)
             if let family = token.familyId {
-                Self.update(&familyRefreshTokens, RefreshTokenBucket(account: account, environment: token.environment.group, owner: family), id, adding)
+                Self.update(
+                    &familyRefreshTokens,
+                    RefreshTokenBucket(account: account, environment: token.environment.group, owner: family), id, adding)
                 Self.count(&accountsWithFamilyToken, family, account, adding)
             }
         case .idToken: break
@@ -336,7 +340,9 @@ struct Index: Sendable {
         }
     }
 
-    private static func update<Key: Hashable>(_ map: inout TreeDictionary<Key, [EntryID]>, _ key: Key, _ id: EntryID, _ adding: Bool) {
+    private static func update<Key: Hashable>(
+        _ map: inout TreeDictionary<Key, [EntryID]>, _ key: Key, _ id: EntryID, _ adding: Bool
+    ) {
         if adding {
             map[key, default: []].append(id)
         } else if var ids = map[key] {
@@ -345,7 +351,9 @@ struct Index: Sendable {
         }
     }
 
-    private static func update<Key: Hashable>(_ map: inout TreeDictionary<Key, TreeSet<EntryID>>, _ key: Key, _ id: EntryID, _ adding: Bool) {
+    private static func update<Key: Hashable>(
+        _ map: inout TreeDictionary<Key, TreeSet<EntryID>>, _ key: Key, _ id: EntryID, _ adding: Bool
+    ) {
         if adding {
             map[key, default: []].insert(id)
         } else if var ids = map[key] {
@@ -354,7 +362,9 @@ struct Index: Sendable {
         }
     }
 
-    private static func count(_ map: inout TreeDictionary<String, TreeDictionary<String, Int>>, _ outer: String, _ inner: String, _ adding: Bool) {
+    private static func count(
+        _ map: inout TreeDictionary<String, TreeDictionary<String, Int>>, _ outer: String, _ inner: String, _ adding: Bool
+    ) {
         var counts = map[outer] ?? [:]
         let next = (counts[inner] ?? 0) + (adding ? 1 : -1)
         counts[inner] = next > 0 ? next : nil
@@ -431,8 +441,12 @@ struct Index: Sendable {
 
     /// The refresh tokens a client may redeem for an account, in the order to try them:
     /// its own first, then its family's (rule 5).
-    func refreshTokenCandidates(account: String, environment: Environment, client: String) -> [(entry: StoredEntry, isFamily: Bool)] {
-        var result = ownRefreshTokens(account: account, environment: environment, client: client).map { (entry: $0, isFamily: false) }
+    func refreshTokenCandidates(account: String, environment: Environment, client: String) -> [(
+        entry: StoredEntry, isFamily: Bool
+    )] {
+        var result = ownRefreshTokens(account: account, environment: environment, client: client).map {
+            (entry: $0, isFamily: false)
+        }
         if let family = family(of: client, environment: environment) {
             for stored in familyRefreshTokens(account: account, environment: environment, family: family)
             where !result.contains(where: { $0.entry.id == stored.id }) {
@@ -496,7 +510,9 @@ struct Index: Sendable {
     func accounts(username: String) -> [Account] {
         var seen = Set<String>()
         return resolve(accountsByUsername[username.lowercased()]).sorted { $0.ordinal < $1.ordinal }.compactMap { stored in
-            guard case .account(let account) = stored.entry, seen.insert(account.homeAccountId.normalised).inserted else { return nil }
+            guard case .account(let account) = stored.entry, seen.insert(account.homeAccountId.normalised).inserted else {
+                return nil
+            }
             return primaryAccount(account.homeAccountId.normalised)
         }
     }

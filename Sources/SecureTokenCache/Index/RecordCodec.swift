@@ -63,7 +63,8 @@ enum RecordCodec {
 
     private static func body(_ payload: [UInt8], headerSize: Int) throws -> JSONValue {
         guard payload.count > headerSize, payload[0] == formatVersion else {
-            throw TokenCacheError(.unsupportedFormat, "a record has an unknown format; upgrade SecureTokenCache to read this group")
+            throw TokenCacheError(
+                .unsupportedFormat, "a record has an unknown format; upgrade SecureTokenCache to read this group")
         }
         return try JSONParser.parse(payload[headerSize...])
     }
@@ -101,7 +102,8 @@ enum RecordCodec {
                 index.setClientState(try ClientState(json: try body(record.payload, headerSize: 1)), for: record.id.name)
             case .tenantAlias:
                 guard record.payload.first == formatVersion else {
-                    throw TokenCacheError(.unsupportedFormat, "a record has an unknown format; upgrade SecureTokenCache to read this group")
+                    throw TokenCacheError(
+                        .unsupportedFormat, "a record has an unknown format; upgrade SecureTokenCache to read this group")
                 }
                 index.setTenantAlias(record.id.name, String(decoding: record.payload.dropFirst(), as: UTF8.self))
             case .accessToken, .refreshToken, .idToken, .account, .appMetadata:
@@ -114,7 +116,10 @@ enum RecordCodec {
                 guard case .object(let fields) = try body(record.payload, headerSize: 9) else {
                     throw TokenCacheError(.storeCorrupted, "an entry record is not a JSON object")
                 }
-                index.insert(StoredEntry(id: EntryID(kind: kind, key: record.id.name), ordinal: ordinal, entry: CacheEntry(kind: kind, fields: fields)))
+                index.insert(
+                    StoredEntry(
+                        id: EntryID(kind: kind, key: record.id.name), ordinal: ordinal,
+                        entry: CacheEntry(kind: kind, fields: fields)))
             }
         } catch let error as TokenCacheError where error.code == .malformedCache {
             throw TokenCacheError(.storeCorrupted, "a record holds invalid JSON: the group is damaged")

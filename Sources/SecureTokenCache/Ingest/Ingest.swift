@@ -151,7 +151,9 @@ struct Ingest {
             tokenType: token.tokenType.lowercased(), extCacheKey: ""
         )
         let replaced = transaction.index.accessTokens(in: bucket, intersecting: token.scopes)
-        let sameScopes = replaced.first { if case .accessToken(let old) = $0.entry { return old.scopes == token.scopes } else { return false } }
+        let sameScopes = replaced.first {
+            if case .accessToken(let old) = $0.entry { return old.scopes == token.scopes } else { return false }
+        }
         for stored in replaced where stored.id != sameScopes?.id { transaction.delete(stored.id) }
         if let sameScopes {
             // Library fix (interop tests): keep the fields another SDK stored (rule 1).
@@ -238,8 +240,10 @@ struct Ingest {
             }
         }
         // One refresh token per account, cloud and client: the newest replaces the others.
-        let existing = transaction.index.ownRefreshTokens(account: account, environment: request.authority.environment, client: client)
-            .sorted { $0.ordinal < $1.ordinal }
+        let existing = transaction.index.ownRefreshTokens(
+            account: account, environment: request.authority.environment, client: client
+        )
+        .sorted { $0.ordinal < $1.ordinal }
         if let first = existing.first {
             for stored in existing.dropFirst() { transaction.delete(stored.id) }
             transaction.replace(first.id, with: CacheEntry.refreshToken(token).keepingUnknownFields(of: first.entry))

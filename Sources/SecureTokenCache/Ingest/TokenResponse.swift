@@ -59,7 +59,8 @@ public struct TokenResponse: Sendable {
         }
         if let encoded = try Self.optionalString(fields, "client_info"), !encoded.isEmpty {
             guard let bytes = Base64URL.decode(encoded), case .object(let info)? = try? JSONParser.parse(bytes) else {
-                throw TokenCacheError(.malformedResponse, "the token response's client_info is not base64url-encoded JSON; nothing was stored")
+                throw TokenCacheError(
+                    .malformedResponse, "the token response's client_info is not base64url-encoded JSON; nothing was stored")
             }
             clientInfo = info
         } else {
@@ -93,7 +94,8 @@ public struct TokenResponse: Sendable {
         // 9223372036854775807 trapped on overflow and crashed the process. No real lifetime or
         // timestamp comes near 2^40 s (34,000 years), so larger magnitudes are malformed.
         guard let seconds = value.integerValue, seconds.magnitude <= Self.maximumSeconds else {
-            throw TokenCacheError(.malformedResponse, "the token response's \(name) is not a number of seconds; nothing was stored")
+            throw TokenCacheError(
+                .malformedResponse, "the token response's \(name) is not a number of seconds; nothing was stored")
         }
         return seconds
     }
@@ -102,7 +104,9 @@ public struct TokenResponse: Sendable {
     /// channel it came over, as every MSAL SDK does.
     static func claims(ofJWT jwt: String) throws -> JSONObject {
         let parts = jwt.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let payload = Base64URL.decode(parts[1]), case .object(let claims)? = try? JSONParser.parse(payload) else {
+        guard parts.count == 3, let payload = Base64URL.decode(parts[1]),
+            case .object(let claims)? = try? JSONParser.parse(payload)
+        else {
             throw TokenCacheError(.malformedResponse, "the token response's id_token is not a JWT; nothing was stored")
         }
         return claims

@@ -212,7 +212,8 @@ struct JSONParser {
                 let unit = try parseHex4()
                 if (0xD800..<0xDC00).contains(unit) {
                     // A high surrogate must be followed by an escaped low surrogate.
-                    if position + 1 < bytes.count, bytes[position] == UInt8(ascii: "\\"), bytes[position + 1] == UInt8(ascii: "u") {
+                    if position + 1 < bytes.count, bytes[position] == UInt8(ascii: "\\"), bytes[position + 1] == UInt8(ascii: "u")
+                    {
                         let saved = position
                         position += 2
                         let low = try parseHex4()

@@ -49,7 +49,8 @@ enum MSALDocument {
             entries.reserveCapacity(members.count)
             for (key, entry) in members {
                 guard case .object(let fields) = entry else {
-                    throw TokenCacheError(.malformedCache, "an entry of section \"\(name)\" is not a JSON object; nothing was imported")
+                    throw TokenCacheError(
+                        .malformedCache, "an entry of section \"\(name)\" is not a JSON object; nothing was imported")
                 }
                 entries.append((key: key, fields: fields))
             }

@@ -24,12 +24,14 @@ public struct Authority: Sendable, Hashable, CustomStringConvertible {
         } else if text.lowercased().hasPrefix("http://") {
             scheme = "http://"
         } else {
-            throw TokenCacheError(.invalidArgument, "an authority must be an https URL such as https://login.microsoftonline.com/common")
+            throw TokenCacheError(
+                .invalidArgument, "an authority must be an https URL such as https://login.microsoftonline.com/common")
         }
         let rest = text.dropFirst(scheme.count)
         let parts = rest.split(separator: "/", omittingEmptySubsequences: true)
         guard parts.count >= 1, !parts[0].isEmpty else {
-            throw TokenCacheError(.invalidArgument, "an authority URL needs a host and a tenant, such as https://login.microsoftonline.com/common")
+            throw TokenCacheError(
+                .invalidArgument, "an authority URL needs a host and a tenant, such as https://login.microsoftonline.com/common")
         }
         let hostAndPort = String(parts[0])
         let host = hostAndPort.split(separator: ":").first.map(String.init) ?? hostAndPort

@@ -11,7 +11,8 @@ struct KeyringKeySource: KeyProvider {
         let client = KeyringClient(schema: .group, options: options)
         try client.requireUnlocked()
         let directory = try KeyringGroupDirectory(group: group)
-        provider = KeyringKeyProvider(group: group, client: client, lock: KeyringGroupLock(directory: directory, timeout: lockTimeout))
+        provider = KeyringKeyProvider(
+            group: group, client: client, lock: KeyringGroupLock(directory: directory, timeout: lockTimeout))
     }
 
     func makeKey(groupID: [UInt8], groupName: String) throws -> ProvidedKey {
