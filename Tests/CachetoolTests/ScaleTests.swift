@@ -1,10 +1,9 @@
 import Foundation
 import Testing
 
-/// `list tokens` and `status` on a 10,000-token cache, whole process (target: under a second).
-///
-/// Timed in whatever configuration the tests were built in; the limits are for a release build
-/// and are relaxed for a debug build, which is several times slower.
+/// `list tokens` and `status` on a 10,000-token cache, whole process: every row listed, the counts
+/// right. The times are printed for information; `scripts/bench-cachetool` measures them on a
+/// release build (target: under a second).
 @Suite struct ScaleTests {
     static let tokenCount = 10_000
 
@@ -42,25 +41,9 @@ import Testing
         return url
     }
 
-    /// The target (one second, whole process) holds for a release build. A debug build
-    /// spends several seconds loading and indexing 10,000 records (4 s for `status` against a
-    /// stand-in file store), so its limit only catches gross regressions.
-    #if DEBUG
-        static let limit = 15.0
-    #else
-        static let limit = 1.0
-    #endif
-
-    /// `--from` parses the whole file and imports it into a memory group first: library work
-    /// that is quadratic in a section's size today (JSONParser files members through
-    /// JSONObject's linear keyed setter), so this test uses 2,000 tokens and only guards
-    /// against the CLI's own part regressing badly.
+    /// Scale is checked for behaviour here (every row listed); speed is measured by
+    /// `scripts/bench-cachetool` on a release build, never asserted in a test.
     static let fromFileTokens = 2_000
-    #if DEBUG
-        static let fromFileLimit = 10.0
-    #else
-        static let fromFileLimit = 2.0
-    #endif
 
     static func timed(_ body: () throws -> Cachetool.Run) rethrows -> (Cachetool.Run, Double) {
         let start = Date()
@@ -73,7 +56,6 @@ import Testing
         let (run, seconds) = try Self.timed { try Cachetool.run(["list", "tokens", "--from", file.path]) }
         #expect(run.status == 0)
         #expect(run.stdout.split(separator: "\n").count == Self.fromFileTokens + 100 + 1)
-        #expect(seconds < Self.fromFileLimit, "list tokens --from took \(seconds) s")
         print("list tokens --from (\(Self.fromFileTokens) access tokens, parse included): \(seconds) s")
     }
 
@@ -88,12 +70,10 @@ import Testing
         }
         #expect(list.status == 0)
         #expect(list.stdout.split(separator: "\n").count == Self.tokenCount + 100 + 1)
-        #expect(listSeconds < Self.limit, "list tokens took \(listSeconds) s")
         let (status, statusSeconds) = try Self.timed {
             try Cachetool.run(["status"] + options, environment: FileStore.environment)
         }
         #expect(status.status == 0)
-        #expect(statusSeconds < Self.limit, "status took \(statusSeconds) s")
         print("file group of 10,000 access tokens: list tokens \(listSeconds) s, status \(statusSeconds) s")
     }
 }
