@@ -72,6 +72,19 @@ enum PythonJSONWriter {
 
     static func writeString(_ text: String, into output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
+        // Printable ASCII without a quote or backslash (every key, id, scope and most secrets) is
+        // written as is: the same bytes the loop below writes, without walking UTF-16 units
+        // (that walk was a fifth of every write and of every import; Benchmarks/results).
+        var text = text
+        let copied = text.withUTF8 { bytes in
+            guard bytes.allSatisfy({ $0 >= 0x20 && $0 < 0x7F && $0 != 0x22 && $0 != 0x5C }) else { return false }
+            output.append(contentsOf: bytes)
+            return true
+        }
+        if copied {
+            output.append(UInt8(ascii: "\""))
+            return
+        }
         for unit in text.utf16 {
             switch unit {
             case 0x22: output.append(contentsOf: "\\\"".utf8)
