@@ -62,7 +62,9 @@ let benchmarks: @Sendable () -> Void = {
                 let fixture = try Fixture.get(kind, size)
                 benchmark.startMeasurement()
                 for _ in benchmark.scaledIterations {
-                    blackHole(try fixture.cache.accessToken(for: Workload.hitScopes, account: fixture.account, authority: Workload.authority))
+                    blackHole(
+                        try fixture.cache.accessToken(
+                            for: Workload.hitScopes, account: fixture.account, authority: Workload.authority))
                 }
             }
 
@@ -70,7 +72,9 @@ let benchmarks: @Sendable () -> Void = {
                 let fixture = try Fixture.get(kind, size)
                 benchmark.startMeasurement()
                 for _ in benchmark.scaledIterations {
-                    blackHole(try fixture.cache.accessToken(for: Workload.missScopes, account: fixture.account, authority: Workload.authority))
+                    blackHole(
+                        try fixture.cache.accessToken(
+                            for: Workload.missScopes, account: fixture.account, authority: Workload.authority))
                 }
             }
 
@@ -109,7 +113,9 @@ let benchmarks: @Sendable () -> Void = {
                 benchmark.startMeasurement()
                 for _ in benchmark.scaledIterations {
                     blackHole(fixture.group.generation)
-                    blackHole(try fixture.cache.accessToken(for: Workload.hitScopes, account: fixture.account, authority: Workload.authority))
+                    blackHole(
+                        try fixture.cache.accessToken(
+                            for: Workload.hitScopes, account: fixture.account, authority: Workload.authority))
                 }
             }
 
@@ -164,7 +170,9 @@ let benchmarks: @Sendable () -> Void = {
                     let fixture = try Fixture.get(kind, size)
                     try fixture.peer().store(response, for: request, signIn: false)
                     benchmark.startMeasurement()
-                    blackHole(try fixture.cache.accessToken(for: Workload.hitScopes, account: fixture.account, authority: Workload.authority))
+                    blackHole(
+                        try fixture.cache.accessToken(
+                            for: Workload.hitScopes, account: fixture.account, authority: Workload.authority))
                     benchmark.stopMeasurement()
                 }
             }
