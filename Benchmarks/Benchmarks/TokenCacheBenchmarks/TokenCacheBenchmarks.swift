@@ -45,8 +45,7 @@ let benchmarks: @Sendable () -> Void = {
     for kind in StoreKind.allCases {
         if let reason = kind.unavailability {
             // Not registered, so a run without the store lists nothing rather than failures.
-            // (Every benchmark runs in a process of its own: say it once, from the listing run.)
-            if CommandLine.arguments.contains("list") || getenv("STC_BENCH_VERBOSE") != nil {
+            if firstTimeThisRun("skip-\(kind.rawValue)") {
                 FileHandle.standardError.write(Data(("note: \(kind.rawValue).* benchmarks skipped: \(reason)\n").utf8))
             }
             continue
@@ -200,6 +199,18 @@ let benchmarks: @Sendable () -> Void = {
             }
         }
     }
+}
+
+/// Whether `what` happens for the first time in this harness run. Every benchmark runs in a
+/// process of its own, all children of one BenchmarkTool: a marker file named after that parent
+/// (created exclusively) lets a note print once per run rather than once per benchmark.
+func firstTimeThisRun(_ what: String) -> Bool {
+    let base = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
+    let marker = "\(base)/stc-bench-note-\(getppid())-\(what)"
+    let fd = open(marker, O_CREAT | O_EXCL | O_WRONLY, 0o600)
+    guard fd >= 0 else { return false }
+    close(fd)
+    return true
 }
 
 /// An integer from the environment, if set and valid.
