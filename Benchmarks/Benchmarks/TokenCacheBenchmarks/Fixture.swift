@@ -27,9 +27,11 @@ final class Fixture: Sendable {
         self.kind = kind
         self.workload = workload
         name = "stc-bench-\(kind.rawValue.lowercased())-\(workload.accessTokens)-\(getpid())"
-        let root = try makeScratchFolder()
+        // The memory store writes nothing; the harness may end a benchmark process without
+        // running atexit handlers, so don't leave an empty folder behind per benchmark.
+        let root = kind == .memory ? "" : try makeScratchFolder()
         self.root = root
-        scratchFolders.withLock { $0.append(root) }
+        if !root.isEmpty { scratchFolders.withLock { $0.append(root) } }
         (group, cache) = try workload.open(kind.open(name, root: root))
         account = try workload.probeAccount(cache)
         soloClient = try workload.signIn(clientId: Workload.soloClient, group: group)
