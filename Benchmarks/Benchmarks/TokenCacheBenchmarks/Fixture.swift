@@ -46,6 +46,16 @@ final class Fixture: Sendable {
         return fixture
     }
 
+    /// Forgets every fixture and removes their folders (a later `get` builds afresh).
+    static func discardAll() {
+        prepared.withLock { $0.removeAll() }
+        for folder in scratchFolders.withLock({ folders in
+            defer { folders.removeAll() }; return folders
+        }) {
+            removeScratchFolder(folder)
+        }
+    }
+
     /// A second view of the same group, as another process opening it would have (shared
     /// stores only).
     func reopen() throws -> CacheGroup { try kind.open(name, root: root) }

@@ -41,7 +41,10 @@ let benchmarks: @Sendable () -> Void = {
         thresholds: allocationGate
     )
 
+    // The harness may end a benchmark process without running atexit handlers: remove the
+    // file-store fixtures' folders when the benchmark's iterations are done, too.
     removeScratchFoldersAtExit()
+    Benchmark.teardown = { Fixture.discardAll() }
     for kind in StoreKind.allCases {
         if let reason = kind.unavailability {
             // Not registered, so a run without the store lists nothing rather than failures.
