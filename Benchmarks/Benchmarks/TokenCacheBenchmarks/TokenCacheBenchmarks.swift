@@ -213,7 +213,18 @@ func firstTimeThisRun(_ what: String) -> Bool {
     let fd = open(marker, O_CREAT | O_EXCL | O_WRONLY, 0o600)
     guard fd >= 0 else { return false }
     close(fd)
+    removeMarkersOfEndedRuns(in: base)
     return true
+}
+
+/// Removes the markers of harness runs whose BenchmarkTool has exited.
+func removeMarkersOfEndedRuns(in base: String) {
+    guard let names = try? FileManager.default.contentsOfDirectory(atPath: base) else { return }
+    for name in names where name.hasPrefix("stc-bench-note-") {
+        let parts = name.split(separator: "-")
+        guard parts.count > 3, let pid = pid_t(parts[3]), kill(pid, 0) != 0, errno == ESRCH else { continue }
+        unlink("\(base)/\(name)")
+    }
 }
 
 /// An integer from the environment, if set and valid.
