@@ -27,9 +27,11 @@ final class Fixture: Sendable {
         self.kind = kind
         self.workload = workload
         name = "stc-bench-\(kind.rawValue.lowercased())-\(workload.accessTokens)-\(getpid())"
-        let root = try makeScratchFolder()
+        // The memory store writes nothing; the harness may end a benchmark process without
+        // running atexit handlers, so don't leave an empty folder behind per benchmark.
+        let root = kind == .memory ? "" : try makeScratchFolder()
         self.root = root
-        scratchFolders.withLock { $0.append(root) }
+        if !root.isEmpty { scratchFolders.withLock { $0.append(root) } }
         (group, cache) = try workload.open(kind.open(name, root: root))
         account = try workload.probeAccount(cache)
         soloClient = try workload.signIn(clientId: Workload.soloClient, group: group)
@@ -42,6 +44,16 @@ final class Fixture: Sendable {
         let fixture = try Fixture(kind: kind, workload: Workload(accessTokens: size))
         prepared.withLock { $0[key] = fixture }
         return fixture
+    }
+
+    /// Forgets every fixture and removes their folders (a later `get` builds afresh).
+    static func discardAll() {
+        prepared.withLock { $0.removeAll() }
+        for folder in scratchFolders.withLock({ folders in
+            defer { folders.removeAll() }; return folders
+        }) {
+            removeScratchFolder(folder)
+        }
     }
 
     /// A second view of the same group, as another process opening it would have (shared

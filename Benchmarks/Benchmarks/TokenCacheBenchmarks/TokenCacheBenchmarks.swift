@@ -41,12 +41,14 @@ let benchmarks: @Sendable () -> Void = {
         thresholds: allocationGate
     )
 
+    // The harness may end a benchmark process without running atexit handlers: remove the
+    // file-store fixtures' folders when the benchmark's iterations are done, too.
     removeScratchFoldersAtExit()
+    Benchmark.teardown = { Fixture.discardAll() }
     for kind in StoreKind.allCases {
         if let reason = kind.unavailability {
             // Not registered, so a run without the store lists nothing rather than failures.
-            // (Every benchmark runs in a process of its own: say it once, from the listing run.)
-            if CommandLine.arguments.contains("list") || getenv("STC_BENCH_VERBOSE") != nil {
+            if firstTimeThisRun("skip-\(kind.rawValue)") {
                 FileHandle.standardError.write(Data(("note: \(kind.rawValue).* benchmarks skipped: \(reason)\n").utf8))
             }
             continue
@@ -62,7 +64,9 @@ let benchmarks: @Sendable () -> Void = {
                 let fixture = try Fixture.get(kind, size)
                 benchmark.startMeasurement()
                 for _ in benchmark.scaledIterations {
-                    blackHole(try fixture.cache.accessToken(for: Workload.hitScopes, account: fixture.account, authority: Workload.authority))
+                    blackHole(
+                        try fixture.cache.accessToken(
+                            for: Workload.hitScopes, account: fixture.account, authority: Workload.authority))
                 }
             }
 
@@ -70,7 +74,9 @@ let benchmarks: @Sendable () -> Void = {
                 let fixture = try Fixture.get(kind, size)
                 benchmark.startMeasurement()
                 for _ in benchmark.scaledIterations {
-                    blackHole(try fixture.cache.accessToken(for: Workload.missScopes, account: fixture.account, authority: Workload.authority))
+                    blackHole(
+                        try fixture.cache.accessToken(
+                            for: Workload.missScopes, account: fixture.account, authority: Workload.authority))
                 }
             }
 
@@ -109,7 +115,9 @@ let benchmarks: @Sendable () -> Void = {
                 benchmark.startMeasurement()
                 for _ in benchmark.scaledIterations {
                     blackHole(fixture.group.generation)
-                    blackHole(try fixture.cache.accessToken(for: Workload.hitScopes, account: fixture.account, authority: Workload.authority))
+                    blackHole(
+                        try fixture.cache.accessToken(
+                            for: Workload.hitScopes, account: fixture.account, authority: Workload.authority))
                 }
             }
 
@@ -164,7 +172,9 @@ let benchmarks: @Sendable () -> Void = {
                     let fixture = try Fixture.get(kind, size)
                     try fixture.peer().store(response, for: request, signIn: false)
                     benchmark.startMeasurement()
-                    blackHole(try fixture.cache.accessToken(for: Workload.hitScopes, account: fixture.account, authority: Workload.authority))
+                    blackHole(
+                        try fixture.cache.accessToken(
+                            for: Workload.hitScopes, account: fixture.account, authority: Workload.authority))
                     benchmark.stopMeasurement()
                 }
             }
@@ -191,6 +201,29 @@ let benchmarks: @Sendable () -> Void = {
                 benchmark.stopMeasurement()
             }
         }
+    }
+}
+
+/// Whether `what` happens for the first time in this harness run. Every benchmark runs in a
+/// process of its own, all children of one BenchmarkTool: a marker file named after that parent
+/// (created exclusively) lets a note print once per run rather than once per benchmark.
+func firstTimeThisRun(_ what: String) -> Bool {
+    let base = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
+    let marker = "\(base)/stc-bench-note-\(getppid())-\(what)"
+    let fd = open(marker, O_CREAT | O_EXCL | O_WRONLY, 0o600)
+    guard fd >= 0 else { return false }
+    close(fd)
+    removeMarkersOfEndedRuns(in: base)
+    return true
+}
+
+/// Removes the markers of harness runs whose BenchmarkTool has exited.
+func removeMarkersOfEndedRuns(in base: String) {
+    guard let names = try? FileManager.default.contentsOfDirectory(atPath: base) else { return }
+    for name in names where name.hasPrefix("stc-bench-note-") {
+        let parts = name.split(separator: "-")
+        guard parts.count > 3, let pid = pid_t(parts[3]), kill(pid, 0) != 0, errno == ESRCH else { continue }
+        unlink("\(base)/\(name)")
     }
 }
 

@@ -18,7 +18,9 @@ public enum StoreKind: String, CaseIterable, Sendable {
             try CacheGroup.open(name, configuration: CacheConfiguration(store: .memory))
         case .file:
             try CacheGroup.open(
-                name, configuration: CacheConfiguration(store: .file, directory: root + "/groups", keySource: .keyFile(path: root + "/group.key")))
+                name,
+                configuration: CacheConfiguration(
+                    store: .file, directory: root + "/groups", keySource: .keyFile(path: root + "/group.key")))
         case .keyring:
             try CacheGroup.open(name, configuration: CacheConfiguration(store: .keyring, directory: root + "/groups"))
         }

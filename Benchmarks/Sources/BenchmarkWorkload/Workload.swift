@@ -6,12 +6,17 @@ public import SecureTokenCache
 /// The benchmarks and PeerCompare use it, and PeerCompare hands the same JSON to msal-python,
 /// so every side of a comparison reads the same cache.
 public struct Workload: Sendable {
+    /// A client in the FOCI family with a token for every user (the probe client).
     public static let clientA = "11111111-aaaa-4bbb-8ccc-000000000001"
+    /// The family's other client.
     public static let clientB = "22222222-aaaa-4bbb-8ccc-000000000002"
     /// A client in no family that signs in with one user of its own.
     public static let soloClient = "33333333-aaaa-4bbb-8ccc-000000000003"
+    /// Every user's home tenant.
     public static let tenant = "72f988bf-86f1-41af-91ab-2d7cd011db47"
+    /// The tenant's authority, as lookups name it.
     public static let authority = try! Authority("https://login.microsoftonline.com/\(tenant)")
+    /// Access tokens per user (alternating between client A and B).
     public static let tokensPerUser = 4
     /// Cached access tokens at which size-dependent paths are measured.
     public static let sizes = [10, 1_000, 100_000]
@@ -20,6 +25,7 @@ public struct Workload: Sendable {
     /// Scopes no token was granted.
     public static let missScopes: Scopes = ["Never.Granted"]
 
+    /// How many access tokens the cache holds.
     public let accessTokens: Int
     /// The cache as MSAL JSON (msal-python's layout).
     public let json: [UInt8]
@@ -33,6 +39,7 @@ public struct Workload: Sendable {
     /// The middle user of a cache of `accessTokens`: a hit that is not the first or last entry.
     public static func probeUser(accessTokens: Int) -> Int { users(accessTokens: accessTokens) / 2 }
 
+    /// Builds the cache of `accessTokens` access tokens.
     public init(accessTokens: Int) {
         self.accessTokens = accessTokens
         let users = max(1, accessTokens / Self.tokensPerUser)
@@ -82,15 +89,19 @@ public struct Workload: Sendable {
 
     /// The middle user's index and username.
     public var probeUser: Int { Self.probeUser(accessTokens: accessTokens) }
+    /// The probe user's username.
     public var probeUsername: String { "user\(probeUser)@contoso.com" }
 
     /// A cache for `clientId` that signed in with one new user (not in any family).
     public func signIn(clientId: String, group: CacheGroup) throws -> TokenCache {
         let cache = try TokenCache(clientId: clientId, group: group)
-        let claims = #"{"oid":"99999999-0000-0000-0000-000000000000","preferred_username":"solo@contoso.com","sub":"s","tid":"\#(Self.tenant)"}"#
+        let claims =
+            #"{"oid":"99999999-0000-0000-0000-000000000000","preferred_username":"solo@contoso.com","sub":"s","tid":"\#(Self.tenant)"}"#
         let info = #"{"uid":"99999999-0000-0000-0000-000000000000","utid":"\#(Self.tenant)"}"#
-        let response = #"{"token_type":"Bearer","access_token":"at-solo","refresh_token":"rt-solo","expires_in":3600,"scope":"Solo.Read","id_token":"e30.\#(base64url(claims)).","client_info":"\#(base64url(info))"}"#
-        let request = TokenRequest(clientId: clientId, authority: Self.authority, scopes: ["Solo.Read"], grantType: "authorization_code")
+        let response =
+            #"{"token_type":"Bearer","access_token":"at-solo","refresh_token":"rt-solo","expires_in":3600,"scope":"Solo.Read","id_token":"e30.\#(base64url(claims)).","client_info":"\#(base64url(info))"}"#
+        let request = TokenRequest(
+            clientId: clientId, authority: Self.authority, scopes: ["Solo.Read"], grantType: "authorization_code")
         try cache.store(try TokenResponse(json: Array(response.utf8)), for: request)
         return cache
     }
@@ -105,7 +116,8 @@ extension Workload {
         let uid = "00000000-0000-0000-0000-" + String(repeating: "0", count: 12 - digits.count) + digits
         let claims = #"{"oid":"\#(uid)","preferred_username":"user\#(user)@contoso.com","sub":"s\#(user)","tid":"\#(tenant)"}"#
         let info = #"{"uid":"\#(uid)","utid":"\#(tenant)"}"#
-        let text = #"{"token_type":"Bearer","access_token":"at-\#(user)-new-\#(serial)","refresh_token":"rt-\#(user)-new","expires_in":3600,"ext_expires_in":3600,"scope":"\#(scope) openid profile","foci":"1","id_token":"e30.\#(base64url(claims)).","client_info":"\#(base64url(info))"}"#
+        let text =
+            #"{"token_type":"Bearer","access_token":"at-\#(user)-new-\#(serial)","refresh_token":"rt-\#(user)-new","expires_in":3600,"ext_expires_in":3600,"scope":"\#(scope) openid profile","foci":"1","id_token":"e30.\#(base64url(claims)).","client_info":"\#(base64url(info))"}"#
         return try TokenResponse(json: Array(text.utf8))
     }
 

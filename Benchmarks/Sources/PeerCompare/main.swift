@@ -194,7 +194,9 @@ case "spin" where arguments.count == 5:
     let json = try prepared.group.exportMSAL(includeSecrets: true)
     for _ in 0..<Int(arguments[4])! {
         switch arguments[2] {
-        case "hit": consume(try prepared.cache.accessToken(for: Workload.hitScopes, account: prepared.account, authority: Workload.authority))
+        case "hit":
+            consume(
+                try prepared.cache.accessToken(for: Workload.hitScopes, account: prepared.account, authority: Workload.authority))
         case "write": consume(try prepared.cache.store(response, for: request, signIn: false))
         case "signOut":
             try prepared.cache.store(response, for: request, signIn: true)
