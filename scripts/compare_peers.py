@@ -284,8 +284,10 @@ def main():
 
     for n in sizes:
         big = n >= 10_000
+        row("AT hit: acquire_token_silent (exact target) vs acquireTokenSilently [%d]" % n,
+            "py.ats_hit.%d" % n, "memory.silentHit.%d" % n, 20)
         row("AT hit: acquire_token_silent (exact target) vs accessToken(for:account:authority:) [%d]" % n,
-            "py.ats_hit.%d" % n, "memory.hit.%d" % n, 20)
+            "py.ats_hit.%d" % n, "memory.hit.%d" % n)
         row("AT hit: acquire_token_silent (scope subset) vs accessToken [%d]" % n, "py.ats_hit_subset.%d" % n,
             "memory.hit.%d" % n)
         row("AT hit: TokenCache.search (exact target) vs accessToken [%d]" % n, "py.search_hit.%d" % n,

@@ -11,199 +11,217 @@
 
 import Glibc
 
-@testable import SecureTokenCache
+// A test helper drives internal APIs through `@testable import`, which only debug builds allow;
+// a release build gets a stub, so `swift build -c release` of the package works.
+#if DEBUG
+    @testable import SecureTokenCache
 
-@main
-enum TestHelper {
-    static func main() {
-        let arguments = CommandLine.arguments
-        guard arguments.count >= 4 else { fail("usage: stc-testhelper write|churn|fill <root> <group> ...") }
-        let root = arguments[2]
-        let group = arguments[3]
-        do {
-            switch arguments[1] {
-            case "write" where arguments.count == 6:
-                try write(root: root, group: group, prefix: arguments[4], count: Int(arguments[5])!)
-            case "overwrite" where arguments.count == 6:
-                try overwrite(root: root, group: group, prefix: arguments[4], count: Int(arguments[5])!)
-            case "count":
-                let store = try open(root, group)
-                say("count \(try store.load().0.count)")
-            case "churn":
-                try churn(root: root, group: group)
-            case "bench" where arguments.count == 5:
-                try bench(root: root, group: group, count: Int(arguments[4])!)
-            case "fill" where arguments.count == 5:
-                try fill(root: root, group: group, limit: UInt64(arguments[4])!)
-            default:
-                fail("unknown command")
-            }
-        } catch let error as TokenCacheError {
-            say("error \(error.code) \(error.message)")
-            exit(2)
-        } catch {
-            fail("\(error)")
-        }
-    }
-
-    static func open(_ root: String, _ group: String, compactionMinimumDead: Int = 64) throws -> FileStore {
-        try FileStore(
-            group: group,
-            keyProvider: PassphraseKeyProvider(passphrase: "multi-process passphrase", parameters: .minimum),
-            root: root,
-            lockTimeout: 30,
-            compactionMinimumDead: compactionMinimumDead
-        )
-    }
-
-    /// `count` transactions, each putting `<prefix>-<i>`; then checks every one is in this view.
-    static func write(root: String, group: String, prefix: String, count: Int) throws {
-        let store = try open(root, group)
-        var cursor = StoreCursor.start
-        for index in 0..<count {
-            let name = "\(prefix)-\(index)"
-            cursor = try store.transact(since: cursor) { _ in
-                [.put(Record(id: RecordID(kind: .accessToken, name: name), payload: Array(name.utf8)))]
-            }
-            say("ack \(index)")
-        }
-        let names = Set(try store.load().0.map(\.id.name))
-        let missing = (0..<count).filter { !names.contains("\(prefix)-\($0)") }
-        say(missing.isEmpty ? "verified \(names.count)" : "missing \(missing)")
-    }
-
-    /// `count` transactions, transaction i putting `<prefix>-<i % 5>` = i: mostly dead records,
-    /// so the group compacts while other processes write and read.
-    static func overwrite(root: String, group: String, prefix: String, count: Int) throws {
-        let store = try open(root, group, compactionMinimumDead: 16)
-        var cursor = StoreCursor.start
-        for index in 0..<count {
-            cursor = try store.transact(since: cursor) { _ in
-                [.put(Record(id: RecordID(kind: .accessToken, name: "\(prefix)-\(index % 5)"), payload: Array("\(index)".utf8)))]
-            }
-        }
-        say("done \(count)")
-    }
-
-    /// Transaction n puts `live-n` and `counter` = n, and deletes `live-(n-5)`; so the group after
-    /// n transactions is fully determined by n. Runs until killed. Compacts often.
-    static func churn(root: String, group: String) throws {
-        let store = try open(root, group, compactionMinimumDead: 16)
-        var cursor = StoreCursor.start
-        var next = 1
-        while true {
-            let committed = try store.transact(since: cursor) { txn in
-                var counter = 0
-                if case .reload(let records, _) = txn.update {
-                    counter =
-                        records.first { $0.id.name == "counter" }.map { Int(String(decoding: $0.payload, as: UTF8.self))! } ?? 0
-                } else if case .changes(let changes, _) = txn.update {
-                    counter = next - 1
-                    for case .put(let record) in changes where record.id.name == "counter" {
-                        counter = Int(String(decoding: record.payload, as: UTF8.self))!
-                    }
-                } else {
-                    counter = next - 1
-                }
-                next = counter + 1
-                var changes: [RecordChange] = [
-                    .put(Record(id: RecordID(kind: .accessToken, name: "live-\(next)"), payload: Array("v\(next)".utf8))),
-                    .put(Record(id: RecordID(kind: .appMetadata, name: "counter"), payload: Array("\(next)".utf8))),
-                ]
-                if next > 5 { changes.append(.delete(RecordID(kind: .accessToken, name: "live-\(next - 5)"))) }
-                return changes
-            }
-            cursor = committed
-            say("ack \(next)")
-            next += 1
-        }
-    }
-
-    /// Writes 4 KiB records under a file-size limit until the store reports `.diskFull`.
-    static func fill(root: String, group: String, limit: UInt64) throws {
-        signal(SIGXFSZ, SIG_IGN)  // get EFBIG from write(2) instead of being killed
-        var limits = rlimit(rlim_cur: rlim_t(limit), rlim_max: rlim_t(limit))
-        guard setrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &limits) == 0 else { fail("setrlimit failed") }
-        let store = try open(root, group)
-        var cursor = try store.load().1
-        for index in 0..<100_000 {
-            let name = "fill-\(index)"
+    @main
+    enum TestHelper {
+        static func main() {
+            let arguments = CommandLine.arguments
+            guard arguments.count >= 4 else { fail("usage: stc-testhelper write|churn|fill <root> <group> ...") }
+            let root = arguments[2]
+            let group = arguments[3]
             do {
+                switch arguments[1] {
+                case "write" where arguments.count == 6:
+                    try write(root: root, group: group, prefix: arguments[4], count: Int(arguments[5])!)
+                case "overwrite" where arguments.count == 6:
+                    try overwrite(root: root, group: group, prefix: arguments[4], count: Int(arguments[5])!)
+                case "count":
+                    let store = try open(root, group)
+                    say("count \(try store.load().0.count)")
+                case "churn":
+                    try churn(root: root, group: group)
+                case "bench" where arguments.count == 5:
+                    try bench(root: root, group: group, count: Int(arguments[4])!)
+                case "fill" where arguments.count == 5:
+                    try fill(root: root, group: group, limit: UInt64(arguments[4])!)
+                default:
+                    fail("unknown command")
+                }
+            } catch let error as TokenCacheError {
+                say("error \(error.code) \(error.message)")
+                exit(2)
+            } catch {
+                fail("\(error)")
+            }
+        }
+
+        static func open(_ root: String, _ group: String, compactionMinimumDead: Int = 64) throws -> FileStore {
+            try FileStore(
+                group: group,
+                keyProvider: PassphraseKeyProvider(passphrase: "multi-process passphrase", parameters: .minimum),
+                root: root,
+                lockTimeout: 30,
+                compactionMinimumDead: compactionMinimumDead
+            )
+        }
+
+        /// `count` transactions, each putting `<prefix>-<i>`; then checks every one is in this view.
+        static func write(root: String, group: String, prefix: String, count: Int) throws {
+            let store = try open(root, group)
+            var cursor = StoreCursor.start
+            for index in 0..<count {
+                let name = "\(prefix)-\(index)"
+                cursor = try store.transact(since: cursor) { _ in
+                    [.put(Record(id: RecordID(kind: .accessToken, name: name), payload: Array(name.utf8)))]
+                }
+                say("ack \(index)")
+            }
+            let names = Set(try store.load().0.map(\.id.name))
+            let missing = (0..<count).filter { !names.contains("\(prefix)-\($0)") }
+            say(missing.isEmpty ? "verified \(names.count)" : "missing \(missing)")
+        }
+
+        /// `count` transactions, transaction i putting `<prefix>-<i % 5>` = i: mostly dead records,
+        /// so the group compacts while other processes write and read.
+        static func overwrite(root: String, group: String, prefix: String, count: Int) throws {
+            let store = try open(root, group, compactionMinimumDead: 16)
+            var cursor = StoreCursor.start
+            for index in 0..<count {
                 cursor = try store.transact(since: cursor) { _ in
                     [
                         .put(
                             Record(
-                                id: RecordID(kind: .accessToken, name: name),
-                                payload: [UInt8](repeating: UInt8(index % 251), count: 4096)))
+                                id: RecordID(kind: .accessToken, name: "\(prefix)-\(index % 5)"), payload: Array("\(index)".utf8))
+                        )
                     ]
                 }
-            } catch let error as TokenCacheError where error.code == .diskFull {
-                say("diskfull \(error.message)")
-                let count = try store.load().0.count
-                say("records \(count)")
-                return
             }
-            say("ack \(index)")
+            say("done \(count)")
         }
-        fail("the file-size limit was never reached")
-    }
 
-    /// Rough timings at `count` records of ~2 KiB: open+load, one-record write, a second
-    /// instance catching up after that write, and the freshness check.
-    static func bench(root: String, group: String, count: Int) throws {
-        let payload = [UInt8](repeating: 0x41, count: 2048)
-        let store = try open(root, group)
-        var cursor = StoreCursor.start
-        for batch in stride(from: 0, to: count, by: 1000) {
-            cursor = try store.transact(since: cursor) { _ in
-                (batch..<min(count, batch + 1000)).map {
-                    .put(
-                        Record(
-                            id: RecordID(kind: .accessToken, name: "uid.utid-login.windows.net-accesstoken-client-\($0)"),
-                            payload: payload))
+        /// Transaction n puts `live-n` and `counter` = n, and deletes `live-(n-5)`; so the group after
+        /// n transactions is fully determined by n. Runs until killed. Compacts often.
+        static func churn(root: String, group: String) throws {
+            let store = try open(root, group, compactionMinimumDead: 16)
+            var cursor = StoreCursor.start
+            var next = 1
+            while true {
+                let committed = try store.transact(since: cursor) { txn in
+                    var counter = 0
+                    if case .reload(let records, _) = txn.update {
+                        counter =
+                            records.first { $0.id.name == "counter" }.map { Int(String(decoding: $0.payload, as: UTF8.self))! }
+                            ?? 0
+                    } else if case .changes(let changes, _) = txn.update {
+                        counter = next - 1
+                        for case .put(let record) in changes where record.id.name == "counter" {
+                            counter = Int(String(decoding: record.payload, as: UTF8.self))!
+                        }
+                    } else {
+                        counter = next - 1
+                    }
+                    next = counter + 1
+                    var changes: [RecordChange] = [
+                        .put(Record(id: RecordID(kind: .accessToken, name: "live-\(next)"), payload: Array("v\(next)".utf8))),
+                        .put(Record(id: RecordID(kind: .appMetadata, name: "counter"), payload: Array("\(next)".utf8))),
+                    ]
+                    if next > 5 { changes.append(.delete(RecordID(kind: .accessToken, name: "live-\(next - 5)"))) }
+                    return changes
+                }
+                cursor = committed
+                say("ack \(next)")
+                next += 1
+            }
+        }
+
+        /// Writes 4 KiB records under a file-size limit until the store reports `.diskFull`.
+        static func fill(root: String, group: String, limit: UInt64) throws {
+            signal(SIGXFSZ, SIG_IGN)  // get EFBIG from write(2) instead of being killed
+            var limits = rlimit(rlim_cur: rlim_t(limit), rlim_max: rlim_t(limit))
+            guard setrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &limits) == 0 else { fail("setrlimit failed") }
+            let store = try open(root, group)
+            var cursor = try store.load().1
+            for index in 0..<100_000 {
+                let name = "fill-\(index)"
+                do {
+                    cursor = try store.transact(since: cursor) { _ in
+                        [
+                            .put(
+                                Record(
+                                    id: RecordID(kind: .accessToken, name: name),
+                                    payload: [UInt8](repeating: UInt8(index % 251), count: 4096)))
+                        ]
+                    }
+                } catch let error as TokenCacheError where error.code == .diskFull {
+                    say("diskfull \(error.message)")
+                    let count = try store.load().0.count
+                    say("records \(count)")
+                    return
+                }
+                say("ack \(index)")
+            }
+            fail("the file-size limit was never reached")
+        }
+
+        /// Rough timings at `count` records of ~2 KiB: open+load, one-record write, a second
+        /// instance catching up after that write, and the freshness check.
+        static func bench(root: String, group: String, count: Int) throws {
+            let payload = [UInt8](repeating: 0x41, count: 2048)
+            let store = try open(root, group)
+            var cursor = StoreCursor.start
+            for batch in stride(from: 0, to: count, by: 1000) {
+                cursor = try store.transact(since: cursor) { _ in
+                    (batch..<min(count, batch + 1000)).map {
+                        .put(
+                            Record(
+                                id: RecordID(kind: .accessToken, name: "uid.utid-login.windows.net-accesstoken-client-\($0)"),
+                                payload: payload))
+                    }
                 }
             }
-        }
-        func now() -> Double {
-            var t = timespec()
-            clock_gettime(CLOCK_MONOTONIC, &t)
-            return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
-        }
-        var start = now()
-        let reader = try open(root, group)
-        var (records, readerCursor) = try reader.load()
-        say("open+load \(records.count) records: \(Int((now() - start) * 1000)) ms")
-        let writes = 50
-        var writeTime = 0.0
-        var catchUpTime = 0.0
-        for index in 0..<writes {
-            start = now()
-            cursor = try store.transact(since: cursor) { _ in
-                [.put(Record(id: RecordID(kind: .accessToken, name: "extra-\(index % 5)"), payload: payload))]
+            func now() -> Double {
+                var t = timespec()
+                clock_gettime(CLOCK_MONOTONIC, &t)
+                return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
             }
-            writeTime += now() - start
+            var start = now()
+            let reader = try open(root, group)
+            var (records, readerCursor) = try reader.load()
+            say("open+load \(records.count) records: \(Int((now() - start) * 1000)) ms")
+            let writes = 50
+            var writeTime = 0.0
+            var catchUpTime = 0.0
+            for index in 0..<writes {
+                start = now()
+                cursor = try store.transact(since: cursor) { _ in
+                    [.put(Record(id: RecordID(kind: .accessToken, name: "extra-\(index % 5)"), payload: payload))]
+                }
+                writeTime += now() - start
+                start = now()
+                let update = try reader.update(since: readerCursor)
+                catchUpTime += now() - start
+                readerCursor = update.cursor
+            }
+            say(
+                "write 1 record: \(Int(writeTime / Double(writes) * 1e6)) us; catch up 1 record: \(Int(catchUpTime / Double(writes) * 1e6)) us"
+            )
             start = now()
-            let update = try reader.update(since: readerCursor)
-            catchUpTime += now() - start
-            readerCursor = update.cursor
+            var sum: UInt64 = 0
+            for _ in 0..<1_000_000 { sum &+= reader.currentGeneration() }
+            say("freshness check: \(Int((now() - start) * 1000)) ns (\(sum % 2))")
+            records = []
         }
-        say(
-            "write 1 record: \(Int(writeTime / Double(writes) * 1e6)) us; catch up 1 record: \(Int(catchUpTime / Double(writes) * 1e6)) us"
-        )
-        start = now()
-        var sum: UInt64 = 0
-        for _ in 0..<1_000_000 { sum &+= reader.currentGeneration() }
-        say("freshness check: \(Int((now() - start) * 1000)) ns (\(sum % 2))")
-        records = []
-    }
 
-    static func say(_ line: String) {
-        var text = Array((line + "\n").utf8)
-        text.withUnsafeMutableBytes { _ = Glibc.write(1, $0.baseAddress, $0.count) }
-    }
+        static func say(_ line: String) {
+            var text = Array((line + "\n").utf8)
+            text.withUnsafeMutableBytes { _ = Glibc.write(1, $0.baseAddress, $0.count) }
+        }
 
-    static func fail(_ message: String) -> Never {
-        say("fatal \(message)")
-        exit(1)
+        static func fail(_ message: String) -> Never {
+            say("fatal \(message)")
+            exit(1)
+        }
     }
-}
+#else
+    @main
+    enum TestHelper {
+        static func main() {
+            print("stc-testhelper drives internal APIs for the tests and exists in debug builds only")
+            exit(2)
+        }
+    }
+#endif

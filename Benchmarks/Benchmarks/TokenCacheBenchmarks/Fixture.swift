@@ -79,3 +79,12 @@ func removeScratchFoldersAtExit() {
         for folder in scratchFolders.withLock({ $0 }) { removeScratchFolder(folder) }
     }
 }
+
+/// A token endpoint that fails every call: a benchmark of cached hits must never reach it.
+struct NoNetwork: TokenEndpointClient {
+    func redeem(
+        refreshToken: String, clientId: String, scopes: Scopes, endpoint: String, timeout: Double
+    ) async throws -> TokenResponse {
+        throw TokenCacheError(.network, "the benchmark made a network call")
+    }
+}

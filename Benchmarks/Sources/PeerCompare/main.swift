@@ -50,6 +50,27 @@ func loop(_ name: String, iterations: Int, repeats: Int, _ body: () throws -> Vo
     results.append((name, Measurement(ns: median(perCall), samples: repeats)))
 }
 
+/// ``loop(_:iterations:repeats:_:)`` for an async body (the silent-acquisition API).
+func loop(_ name: String, iterations: Int, repeats: Int, _ body: () async throws -> Void) async rethrows {
+    for _ in 0..<max(1, iterations / 10) { try await body() }  // warm-up
+    var perCall: [Double] = []
+    for _ in 0..<repeats {
+        let start = now()
+        for _ in 0..<iterations { try await body() }
+        perCall.append(Double(now() - start) / Double(iterations))
+    }
+    results.append((name, Measurement(ns: median(perCall), samples: repeats)))
+}
+
+/// A token endpoint that fails every call: the silent hit must never reach the network.
+struct NoNetwork: TokenEndpointClient {
+    func redeem(refreshToken: String, clientId: String, scopes: Scopes, endpoint: String, timeout: Double) async throws
+        -> TokenResponse
+    {
+        throw TokenCacheError(.network, "PeerCompare made a network call")
+    }
+}
+
 /// Times single calls that each need untimed setup; records the median.
 func calls(_ name: String, count: Int, setup: () throws -> Void, _ body: () throws -> Void) rethrows {
     var times: [Double] = []
@@ -83,7 +104,7 @@ func prepare(_ kind: StoreKind, _ workload: Workload) throws -> Prepared {
 /// Iterations per timed loop for an operation of roughly `estimateNs`, to fill about 20 ms.
 func iterations(_ estimateNs: Double) -> Int { max(10, Int(20_000_000 / estimateNs)) }
 
-func measure(kind: StoreKind, size: Int, repeats: Int) throws {
+func measure(kind: StoreKind, size: Int, repeats: Int) async throws {
     let workload = Workload(accessTokens: size)
     let prepared = try prepare(kind, workload)
     defer { removeScratchFolder(prepared.root) }
@@ -97,6 +118,13 @@ func measure(kind: StoreKind, size: Int, repeats: Int) throws {
     // marked spot in TokenCacheBenchmarks.swift), miss, listing, account by name, refresh token.
     try loop("\(label).hit.\(size)", iterations: iterations(300), repeats: repeats) {
         consume(try cache.accessToken(for: Workload.hitScopes, account: account, authority: authority))
+    }
+    // The public silent-acquisition API on the same cached token (issue 7's headline figure).
+    let noNetwork = NoNetwork()
+    try await loop("\(label).silentHit.\(size)", iterations: iterations(300), repeats: repeats) {
+        consume(
+            try await cache.acquireTokenSilently(
+                scopes: Workload.hitScopes, account: account, authority: authority, endpoint: noNetwork))
     }
     try loop("\(label).miss.\(size)", iterations: iterations(300), repeats: repeats) {
         consume(try cache.accessToken(for: Workload.missScopes, account: account, authority: authority))
@@ -182,7 +210,7 @@ case "run" where arguments.count >= 3:
             results.append(("\(kind.rawValue.lowercased()).unavailable", Measurement(ns: 0, samples: 0, note: reason)))
             continue
         }
-        for size in sizes { try measure(kind: kind, size: size, repeats: repeats) }
+        for size in sizes { try await measure(kind: kind, size: size, repeats: repeats) }
     }
     printJSON()
 case "spin" where arguments.count == 5:
