@@ -22,6 +22,14 @@ final class GroupLock: @unchecked Sendable {
     /// Takes the lock, waiting at most `timeout` seconds. Throws
     /// ``TokenCacheError/Code/lockTimeout`` naming the holder's pid if it is not free in time.
     func acquire(timeout: Double) throws {
+        try Self.lock(fd, timeout: timeout)
+    }
+
+    /// Takes an exclusive `flock` on the open lock file `fd`, waiting at most `timeout` seconds,
+    /// then records this process's pid in it. The one waiting loop of every group lock (the
+    /// FileStore's and the KeyringStore's). Throws ``TokenCacheError/Code/lockTimeout`` naming
+    /// the holder's pid, or ``TokenCacheError/Code/ioFailure``.
+    static func lock(_ fd: Int32, timeout: Double) throws {
         var clock = timespec()
         clock_gettime(CLOCK_MONOTONIC, &clock)
         let deadline = Double(clock.tv_sec) + Double(clock.tv_nsec) / 1e9 + timeout
@@ -36,7 +44,7 @@ final class GroupLock: @unchecked Sendable {
                     .flatMap { String(decoding: $0, as: UTF8.self).split(separator: "\n").first.map(String.init) } ?? "unknown"
                 throw TokenCacheError(
                     .lockTimeout,
-                    "the group is locked by process \(holder) for more than \(timeout) s; retry, or check whether that process is stuck"
+                    "the group is locked by another process (pid \(holder)) for more than \(timeout) s; retry, or check whether that process is stuck"
                 )
             }
             usleep(pause)

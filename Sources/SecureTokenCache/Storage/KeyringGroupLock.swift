@@ -29,42 +29,9 @@ final class KeyringGroupLock: Sendable {
             throw TokenCacheError(.ioFailure, "cannot open the lock file \(path)", underlying: .posix(call: "open", errno: errno))
         }
         defer { close(fd) }  // closing the last descriptor of the description releases the lock
-        let clock = ContinuousClock()
-        let deadline = clock.now + timeout
-        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-            let error = errno
-            guard error == EWOULDBLOCK || error == EINTR else {
-                throw TokenCacheError(.ioFailure, "cannot lock \(path)", underlying: .posix(call: "flock", errno: error))
-            }
-            guard clock.now < deadline else {
-                throw TokenCacheError(
-                    .lockTimeout,
-                    "another process (pid \(Self.holder(fd))) held the group lock \(path) for more than \(timeout); retry later"
-                )
-            }
-            usleep(2_000)
-        }
+        let parts = timeout.components
+        try GroupLock.lock(fd, timeout: Double(parts.seconds) + Double(parts.attoseconds) / 1e18)
         defer { flock(fd, LOCK_UN) }
-        Self.recordHolder(fd)
         return try body()
-    }
-
-    private static func recordHolder(_ fd: Int32) {
-        let text = Array("\(getpid())\n".utf8)
-        _ = ftruncate(fd, 0)
-        _ = text.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
-    }
-
-    private static func holder(_ fd: Int32) -> String {
-        var buffer = [UInt8](repeating: 0, count: 32)
-        let count = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
-        guard count > 0 else { return "unknown" }
-        return String(decoding: buffer[..<count], as: UTF8.self).trimmingNewline()
-    }
-}
-
-extension String {
-    fileprivate func trimmingNewline() -> String {
-        hasSuffix("\n") ? String(dropLast()) : self
     }
 }
