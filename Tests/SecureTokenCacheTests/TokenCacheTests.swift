@@ -32,6 +32,37 @@ import Testing
         #expect(try reader.accounts().map(\.username) == ["Alice@Contoso.com"])
     }
 
+    @Test func catchingUpNeverChangesASnapshotAReaderHolds() throws {
+        let first = try Fixtures.group()
+        let second = try CacheGroup(name: "test", store: first.store, clock: first.clock)
+        let writer = try TokenCache(clientId: Fixtures.clientA, group: first)
+        try writer.store(try Fixtures.response(), for: try Fixtures.request())
+        let held = try second.snapshot()
+        let heldCount = held.index.count
+        let heldCursor = held.cursor
+        try writer.store(
+            try Fixtures.response(accessToken: "at-2", scope: "Files.Read"), for: try Fixtures.request(scopes: ["Files.Read"]),
+            signIn: false)
+        // The held snapshot is the installed one: catching up must build the next one aside.
+        let next = try second.snapshot()
+        #expect(next !== held)
+        #expect(held.index.count == heldCount && held.cursor == heldCursor)
+        #expect(next.index.count == heldCount + 1)
+
+        // With no reader holding it, the installed snapshot is brought up to date in place.
+        let installedID = ObjectIdentifier(next)
+        let installedCount = next.index.count
+        _ = consume next
+        _ = consume held
+        try writer.store(
+            try Fixtures.response(accessToken: "at-3", scope: "Mail.Read"), for: try Fixtures.request(scopes: ["Mail.Read"]),
+            signIn: false)
+        let advanced = try second.snapshot()
+        #expect(ObjectIdentifier(advanced) == installedID)
+        #expect(advanced.index.count == installedCount + 1)
+        #expect(advanced.cursor.generation == first.generation)
+    }
+
     @Test func concurrentReadersWhileWriting() async throws {
         let group = try Fixtures.group()
         let cache = try TokenCache(clientId: Fixtures.clientA, group: group)

@@ -6,7 +6,9 @@
 //                                         solo client's sign-in) as MSAL JSON for msal-python
 //   PeerCompare run SIZES [REPEATS]       time every operation at each size (comma-separated);
 //                                         prints {"<store>.<op>.<size>": {"ns": median, ...}}
-//   PeerCompare spin OP TOKENS N          run one operation N times (for callgrind / perf)
+//   PeerCompare spin OP TOKENS N          run one operation N times (for callgrind / perf); OP is
+//                                         hit, write, signOut, serialize, deserialize (memory
+//                                         group), open or catchUp (file group)
 //
 // Build: swift build -c release --package-path Benchmarks --product PeerCompare
 import BenchmarkWorkload
@@ -213,6 +215,24 @@ case "run" where arguments.count >= 3:
         for size in sizes { try await measure(kind: kind, size: size, repeats: repeats) }
     }
     printJSON()
+case "spin" where arguments.count == 5 && ["open", "catchUp"].contains(arguments[2]):
+    // For profilers: open a file group of TOKENS N times, or catch up N times after a write by
+    // a second view of it (standing for another process).
+    let workload = Workload(accessTokens: Int(arguments[3])!)
+    let prepared = try prepare(.file, workload)
+    defer { removeScratchFolder(prepared.root) }
+    let peer = try TokenCache(clientId: Workload.clientA, group: StoreKind.file.open(prepared.name, root: prepared.root))
+    for serial in 0..<Int(arguments[4])! {
+        if arguments[2] == "open" {
+            consume(try StoreKind.file.open(prepared.name, root: prepared.root).generation)
+        } else {
+            try peer.store(
+                try Workload.response(user: workload.probeUser, serial: serial + 1), for: Workload.request(), signIn: false)
+            consume(
+                try prepared.cache.accessToken(
+                    for: Workload.hitScopes, account: prepared.account, authority: Workload.authority))
+        }
+    }
 case "spin" where arguments.count == 5:
     // For profilers (valgrind --tool=callgrind): one operation N times on a memory group.
     let workload = Workload(accessTokens: Int(arguments[3])!)

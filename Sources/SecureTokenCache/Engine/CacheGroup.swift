@@ -15,12 +15,23 @@ public final class CacheGroup: Sendable {
 
     /// An index snapshot and the store position it reflects. A class, so taking a snapshot is
     /// one retain.
-    final class Snapshot: Sendable {
-        let index: Index
-        let cursor: StoreCursor
+    ///
+    /// Immutable to everyone but ``CacheGroup/catchUp()``, which updates the installed snapshot
+    /// in place only while holding `current`'s lock and only when that lock holds the sole
+    /// reference: then no reader can see the change happen, and the index's tries are updated
+    /// in place instead of being path-copied and the old paths freed.
+    final class Snapshot: @unchecked Sendable {
+        private(set) var index: Index
+        private(set) var cursor: StoreCursor
 
         init(index: Index, cursor: StoreCursor) {
             self.index = index
+            self.cursor = cursor
+        }
+
+        /// Applies a decoded update in place; see the type's rule for when that is allowed.
+        fileprivate func advance(_ update: RecordCodec.DecodedUpdate, to cursor: StoreCursor) {
+            RecordCodec.file(update, into: &index)
             self.cursor = cursor
         }
     }
@@ -78,8 +89,9 @@ public final class CacheGroup: Sendable {
     /// lock), else the current one caught up with what other processes committed.
     func snapshot() throws -> Snapshot {
         let generation = store.currentGeneration()
-        let snapshot = current.withLock { $0 }
-        if snapshot.cursor.generation == generation { return snapshot }
+        // No reference to a stale snapshot may stay alive here: catching up updates the
+        // installed one in place only when nothing else holds it.
+        if let fresh = current.withLock({ $0.cursor.generation == generation ? $0 : nil }) { return fresh }
         return try catchUp()
     }
 
@@ -88,13 +100,35 @@ public final class CacheGroup: Sendable {
 
     private func catchUp() throws -> Snapshot {
         try catchUpLock.withLock { _ in
+            let cursor = current.withLock { $0.cursor }
+            let update = try store.update(since: cursor)
+            if case .unchanged(let now) = update, now == cursor { return current.withLock { $0 } }
+            // Decode first (the part that can fail), then file under the lock.
+            let decoded = try RecordCodec.decode(update)
+            let advanced = current.withLock { installed -> Snapshot? in
+                // Readers that want this generation wait here rather than on `catchUpLock`.
+                guard installed.cursor == cursor, isKnownUniquelyReferenced(&installed) else { return nil }
+                installed.advance(decoded, to: update.cursor)
+                return installed
+            }
+            if let advanced { return advanced }
+            // A reader holds the snapshot (or a writer replaced it): build the next one aside.
             let snapshot = current.withLock { $0 }
-            let update = try store.update(since: snapshot.cursor)
-            if case .unchanged(let cursor) = update, cursor == snapshot.cursor { return snapshot }
+            guard snapshot.cursor == cursor else { return try catchUpAgain() }
             var index = snapshot.index
-            try RecordCodec.apply(update, to: &index)
+            RecordCodec.file(decoded, into: &index)
             return publish(Snapshot(index: index, cursor: update.cursor))
         }
+    }
+
+    /// Catches up from whatever is installed now (a writer published while this reader read).
+    private func catchUpAgain() throws -> Snapshot {
+        let snapshot = current.withLock { $0 }
+        let update = try store.update(since: snapshot.cursor)
+        if case .unchanged(let now) = update, now == snapshot.cursor { return snapshot }
+        var index = snapshot.index
+        try RecordCodec.apply(update, to: &index)
+        return publish(Snapshot(index: index, cursor: update.cursor))
     }
 
     /// Installs `next` unless a newer snapshot is already there; returns the one installed.

@@ -256,8 +256,10 @@ struct Index: Sendable {
 
     /// Files `stored` under its id, replacing what was filed there.
     mutating func insert(_ stored: StoredEntry) {
-        if entries[stored.id] != nil { remove(stored.id) }
-        entries[stored.id] = stored
+        if let replaced = entries.updateValue(stored, forKey: stored.id) {
+            countByKind[replaced.id.kind, default: 0] -= 1
+            index(replaced, adding: false)
+        }
         nextOrdinal = max(nextOrdinal, stored.ordinal + 1)
         countByKind[stored.id.kind, default: 0] += 1
         noteSection(stored.id.kind.sectionName)
@@ -286,6 +288,7 @@ struct Index: Sendable {
 
     /// Records a section name the first time an entry of it appears (msal-python's dict order).
     private mutating func noteSection(_ name: String) {
+        if sections.contains(name) { return }
         let kind = CredentialKind(sectionName: name)
         let known = sections.contains { $0 == name || (kind != nil && CredentialKind(sectionName: $0) == kind) }
         if !known { sections.append(name) }
@@ -298,10 +301,10 @@ struct Index: Sendable {
             let bucket = AccessTokenBucket(
                 account: token.homeAccountId?.normalised ?? "",
                 environment: token.environment.group,
-                realm: token.realm.lowercased(),
-                client: token.clientId.lowercased(),
-                tokenType: token.tokenType.lowercased(),
-                extCacheKey: token.extCacheKey?.lowercased() ?? "",
+                realm: token.realm.asciiLowercased,
+                client: token.clientId.asciiLowercased,
+                tokenType: token.tokenType.asciiLowercased,
+                extCacheKey: token.extCacheKey?.asciiLowercased ?? "",
                 accountHash: token.homeAccountId?.normalisedHash, environmentHash: token.environment.groupHash
             )
             if adding {
@@ -312,7 +315,7 @@ struct Index: Sendable {
             }
         case .refreshToken(let token):
             let account = token.homeAccountId?.normalised ?? ""
-            let client = token.clientId.lowercased()
+            let client = token.clientId.asciiLowercased
             Self.update(
                 &ownRefreshTokens, RefreshTokenBucket(account: account, environment: token.environment.group, owner: client), id,
                 adding)
@@ -327,10 +330,10 @@ struct Index: Sendable {
         case .account(let account):
             Self.update(&accountsByHome, account.homeAccountId.normalised, id, adding)
             if !account.username.isEmpty {
-                Self.update(&accountsByUsername, account.username.lowercased(), id, adding)
+                Self.update(&accountsByUsername, account.username.asciiLowercased, id, adding)
             }
         case .appMetadata(let metadata):
-            Self.update(&appMetadataByClient, metadata.clientId.lowercased(), id, adding)
+            Self.update(&appMetadataByClient, metadata.clientId.asciiLowercased, id, adding)
         }
         if let account = stored.entry.homeAccount {
             Self.update(&entriesByAccount, account, id, adding)

@@ -69,43 +69,52 @@ enum RecordCodec {
         return try JSONParser.parse(payload[headerSize...])
     }
 
-    /// Applies one store change to an index.
-    static func apply(_ change: RecordChange, to index: inout Index) throws {
+    /// A store change decoded into what the index files. Decoding can fail (a damaged record);
+    /// filing cannot, so an index is never left half-updated.
+    enum DecodedChange {
+        case insert(StoredEntry)
+        case remove(EntryID)
+        case clientState(String, ClientState)
+        case sections([String])
+        case unknownSection(String, JSONValue?)
+        case tenantAlias(String, String?)
+    }
+
+    /// Decodes one store change.
+    static func decode(_ change: RecordChange) throws -> DecodedChange? {
         switch change {
         case .delete(let id):
-            if let kind = credentialKind(id.kind) {
-                index.remove(EntryID(kind: kind, key: id.name))
-            } else if id.kind == .clientState {
-                index.setClientState(ClientState(), for: id.name)
-            } else if id.kind == .unknownSection {
-                index.setUnknownSection(id.name, nil)
-            } else if id.kind == .tenantAlias {
-                index.setTenantAlias(id.name, nil)
+            if let kind = credentialKind(id.kind) { return .remove(EntryID(kind: kind, key: id.name)) }
+            switch id.kind {
+            case .clientState: return .clientState(id.name, ClientState())
+            case .unknownSection: return .unknownSection(id.name, nil)
+            case .tenantAlias: return .tenantAlias(id.name, nil)
+            default: return nil
             }
         case .put(let record):
-            try apply(record, to: &index)
+            return try decode(record)
         }
     }
 
-    /// Files one record into an index.
-    static func apply(_ record: Record, to index: inout Index) throws {
+    /// Decodes one record.
+    static func decode(_ record: Record) throws -> DecodedChange {
         do {
             switch record.id.kind {
             case .layout:
                 guard case .array(let names) = try body(record.payload, headerSize: 1) else {
                     throw TokenCacheError(.storeCorrupted, "the section layout record is not a JSON array")
                 }
-                index.setSections(names.compactMap(\.stringValue))
+                return .sections(names.compactMap(\.stringValue))
             case .unknownSection:
-                index.setUnknownSection(record.id.name, try body(record.payload, headerSize: 1))
+                return .unknownSection(record.id.name, try body(record.payload, headerSize: 1))
             case .clientState:
-                index.setClientState(try ClientState(json: try body(record.payload, headerSize: 1)), for: record.id.name)
+                return .clientState(record.id.name, try ClientState(json: try body(record.payload, headerSize: 1)))
             case .tenantAlias:
                 guard record.payload.first == formatVersion else {
                     throw TokenCacheError(
                         .unsupportedFormat, "a record has an unknown format; upgrade SecureTokenCache to read this group")
                 }
-                index.setTenantAlias(record.id.name, String(decoding: record.payload.dropFirst(), as: UTF8.self))
+                return .tenantAlias(record.id.name, String(decoding: record.payload.dropFirst(), as: UTF8.self))
             case .accessToken, .refreshToken, .idToken, .account, .appMetadata:
                 let kind = credentialKind(record.id.kind)!
                 guard record.payload.count >= 9 else {
@@ -116,7 +125,7 @@ enum RecordCodec {
                 guard case .object(let fields) = try body(record.payload, headerSize: 9) else {
                     throw TokenCacheError(.storeCorrupted, "an entry record is not a JSON object")
                 }
-                index.insert(
+                return .insert(
                     StoredEntry(
                         id: EntryID(kind: kind, key: record.id.name), ordinal: ordinal,
                         entry: CacheEntry(kind: kind, fields: fields)))
@@ -126,15 +135,56 @@ enum RecordCodec {
         }
     }
 
-    /// Applies a store update (catch-up) to an index.
-    static func apply(_ update: StoreUpdate, to index: inout Index) throws {
+    /// Files a decoded change into an index.
+    static func file(_ change: DecodedChange, into index: inout Index) {
+        switch change {
+        case .insert(let stored): index.insert(stored)
+        case .remove(let id): index.remove(id)
+        case .clientState(let client, let state): index.setClientState(state, for: client)
+        case .sections(let names): index.setSections(names)
+        case .unknownSection(let name, let value): index.setUnknownSection(name, value)
+        case .tenantAlias(let name, let tenantId): index.setTenantAlias(name, tenantId)
+        }
+    }
+
+    /// Applies one store change to an index.
+    static func apply(_ change: RecordChange, to index: inout Index) throws {
+        if let decoded = try decode(change) { file(decoded, into: &index) }
+    }
+
+    /// Files one record into an index.
+    static func apply(_ record: Record, to index: inout Index) throws {
+        file(try decode(record), into: &index)
+    }
+
+    /// What a store update does to an index, decoded: apply it with ``file(_:into:)``.
+    enum DecodedUpdate {
+        case unchanged
+        case changes([DecodedChange])
+        case reload(Index)
+    }
+
+    /// Decodes a store update (the part of a catch-up that can fail).
+    static func decode(_ update: StoreUpdate) throws -> DecodedUpdate {
+        switch update {
+        case .unchanged: .unchanged
+        case .changes(let changes, _): .changes(try changes.compactMap { try decode($0) })
+        case .reload(let records, _): .reload(try build(records))
+        }
+    }
+
+    /// Applies a decoded update; cannot fail.
+    static func file(_ update: DecodedUpdate, into index: inout Index) {
         switch update {
         case .unchanged: break
-        case .changes(let changes, _):
-            for change in changes { try apply(change, to: &index) }
-        case .reload(let records, _):
-            index = try build(records)
+        case .changes(let changes): for change in changes { file(change, into: &index) }
+        case .reload(let built): index = built
         }
+    }
+
+    /// Applies a store update (catch-up) to an index.
+    static func apply(_ update: StoreUpdate, to index: inout Index) throws {
+        file(try decode(update), into: &index)
     }
 
     /// Builds an index from a store's records.

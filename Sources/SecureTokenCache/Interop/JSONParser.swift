@@ -73,6 +73,7 @@ struct JSONParser {
         defer { depth -= 1 }
         position += 1
         var members: [(key: String, value: JSONValue)] = []
+        members.reserveCapacity(16)
         skipWhitespace()
         if position < bytes.count, bytes[position] == UInt8(ascii: "}") {
             position += 1
@@ -157,14 +158,18 @@ struct JSONParser {
         position += 1
         let start = position
         // Fast path: no escapes.
+        var bits: UInt8 = 0
         while position < bytes.count {
             let byte = bytes[position]
             if byte == UInt8(ascii: "\"") {
                 let slice = UnsafeBufferPointer(rebasing: bytes[start..<position])
                 position += 1
+                // ASCII needs no validation (and `String(validating:)` is generic, not cheap).
+                if bits < 0x80 { return String(decoding: slice, as: UTF8.self) }
                 guard let text = String(validating: slice, as: UTF8.self) else { throw failure("invalid UTF-8 in a string") }
                 return text
             }
+            bits |= byte
             if byte == UInt8(ascii: "\\") { break }
             guard byte >= 0x20 else { throw failure("control character in a string") }
             position += 1

@@ -62,10 +62,10 @@ enum CacheEntry: Sendable, Hashable {
     /// The client the entry belongs to, lower-cased; `nil` for accounts.
     var client: String? {
         switch self {
-        case .accessToken(let entry): entry.clientId.lowercased()
-        case .refreshToken(let entry): entry.clientId.lowercased()
-        case .idToken(let entry): entry.clientId.lowercased()
-        case .appMetadata(let entry): entry.clientId.lowercased()
+        case .accessToken(let entry): entry.clientId.asciiLowercased
+        case .refreshToken(let entry): entry.clientId.asciiLowercased
+        case .idToken(let entry): entry.clientId.asciiLowercased
+        case .appMetadata(let entry): entry.clientId.asciiLowercased
         case .account: nil
         }
     }
@@ -102,9 +102,29 @@ struct EntryID: Sendable, Hashable, Comparable {
 
 /// An entry as the index holds it: where it is filed, and its position in the MSAL document
 /// (so an export writes entries in the order msal-python would).
-struct StoredEntry: Sendable, Hashable {
-    var id: EntryID
+///
+/// A class: the index's hash-trie nodes and buckets hold one reference per entry, so copying a
+/// node on a write (or freeing a replaced snapshot's node) retains or releases one object per
+/// slot instead of every string of every entry in it.
+final class StoredEntry: Sendable, Hashable {
+    let id: EntryID
     /// Global insertion order; an entry updated under the same key keeps its ordinal.
-    var ordinal: UInt64
-    var entry: CacheEntry
+    let ordinal: UInt64
+    let entry: CacheEntry
+
+    init(id: EntryID, ordinal: UInt64, entry: CacheEntry) {
+        self.id = id
+        self.ordinal = ordinal
+        self.entry = entry
+    }
+
+    static func == (lhs: StoredEntry, rhs: StoredEntry) -> Bool {
+        lhs === rhs || (lhs.id == rhs.id && lhs.ordinal == rhs.ordinal && lhs.entry == rhs.entry)
+    }
+
+    /// Hashes the id and ordinal (equal entries have equal ones; the members need not be hashed).
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(id)
+        hasher.combine(ordinal)
+    }
 }

@@ -16,7 +16,7 @@ public enum CredentialKind: String, Sendable, Hashable, CaseIterable, Comparable
 
     /// The kind a JSON section holds, accepting other SDKs' spellings (`IDToken`, any case).
     public init?(sectionName: String) {
-        switch sectionName.lowercased() {
+        switch sectionName.asciiLowercased {
         case "accesstoken": self = .accessToken
         case "account": self = .account
         case "idtoken": self = .idToken

@@ -29,7 +29,7 @@ public struct Environment: Sendable, Hashable, CustomStringConvertible {
 
     /// The environment of a host name; case and a trailing dot do not matter.
     public init(_ host: String) {
-        var normalised = host.lowercased()
+        var normalised = host.asciiLowercased
         if normalised.hasSuffix(".") { normalised.removeLast() }
         self.host = normalised
         self.group = Self.groupOfHost[normalised] ?? normalised

@@ -15,13 +15,9 @@ public struct HomeAccountId: Sendable, Hashable, CustomStringConvertible {
     /// An identifier from its stored form.
     public init(_ rawValue: String) {
         self.rawValue = rawValue
-        self.normalised = rawValue.lowercased()
+        self.normalised = rawValue.asciiLowercased
         self.normalisedHash = normalised.hashValue
-        if let dot = normalised.lastIndex(of: "."), normalised.index(after: dot) < normalised.endIndex {
-            normalisedTenantId = String(normalised[normalised.index(after: dot)...])
-        } else {
-            normalisedTenantId = nil
-        }
+        normalisedTenantId = normalised.suffix(afterLast: UInt8(ascii: ".")).flatMap { $0.isEmpty ? nil : String($0) }
     }
 
     /// An identifier from `client_info`'s `uid` and `utid`.
@@ -29,15 +25,12 @@ public struct HomeAccountId: Sendable, Hashable, CustomStringConvertible {
 
     /// The user's object id in the home tenant (`uid`): the part before the last dot.
     public var objectId: String {
-        guard let dot = rawValue.lastIndex(of: ".") else { return rawValue }
-        return String(rawValue[..<dot])
+        rawValue.prefix(beforeLast: UInt8(ascii: ".")).map(String.init) ?? rawValue
     }
 
     /// The home tenant id (`utid`): the part after the last dot, or `nil` (ADFS).
     public var tenantId: String? {
-        guard let dot = rawValue.lastIndex(of: ".") else { return nil }
-        let tenant = rawValue[rawValue.index(after: dot)...]
-        return tenant.isEmpty ? nil : String(tenant)
+        rawValue.suffix(afterLast: UInt8(ascii: ".")).flatMap { $0.isEmpty ? nil : String($0) }
     }
 
     /// A description for people; never contains a secret.

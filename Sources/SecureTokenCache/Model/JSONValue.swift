@@ -45,6 +45,18 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
     /// An object with the given members; a repeated key keeps its first position and last value.
     public init(_ members: [(key: String, value: JSONValue)] = []) {
         guard members.count > 16 else {
+            // Almost every object has no repeated key: check, and keep the array as it is.
+            var repeated = false
+            search: for later in members.indices.dropFirst() {
+                for earlier in 0..<later where members[earlier].key == members[later].key {
+                    repeated = true
+                    break search
+                }
+            }
+            guard repeated else {
+                self.members = members
+                return
+            }
             self.members = []
             self.members.reserveCapacity(members.count)
             for (key, value) in members { self[key] = value }

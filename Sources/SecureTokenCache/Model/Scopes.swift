@@ -14,18 +14,43 @@ public struct Scopes: Sendable, Hashable, CustomStringConvertible {
 
     /// Scopes from a list; empty strings are dropped.
     public init(_ scopes: some Sequence<String>) {
-        var seen = Set<String>()
+        // A grant has a handful of scopes: linear searches beat hashing them into sets.
+        var lowered: [String] = []
         var values: [String] = []
         for scope in scopes where !scope.isEmpty {
-            if seen.insert(scope.lowercased()).inserted { values.append(scope) }
+            let key = scope.asciiLowercased
+            if !lowered.contains(key) {
+                lowered.append(key)
+                values.append(scope)
+            }
         }
         self.values = values
-        self.matchKeys = seen.subtracting(Self.reserved).sorted()
+        self.matchKeys = lowered.filter { !Self.isReserved($0) }.sorted()
     }
 
     /// Scopes from a space-separated string, such as an MSAL `target` or an OAuth `scope`.
     public init(target: String) {
-        self.init(target.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).map(String.init))
+        var parts: [String] = []
+        var start = target.utf8.startIndex
+        var position = start
+        while position != target.utf8.endIndex {
+            let byte = target.utf8[position]
+            if byte == 0x20 || byte == 0x09 || byte == 0x0A {
+                if start != position { parts.append(String(target[start..<position])) }
+                start = target.utf8.index(after: position)
+            }
+            position = target.utf8.index(after: position)
+        }
+        if start != position { parts.append(String(target[start..<position])) }
+        self.init(parts)
+    }
+
+    /// Whether a lower-cased scope is one of ``reserved``.
+    private static func isReserved(_ lowered: String) -> Bool {
+        switch lowered {
+        case "openid", "profile", "offline_access": true
+        default: false
+        }
     }
 
     /// The `target` msal-python writes: the scopes sorted by code point on their original
@@ -63,7 +88,7 @@ public struct Scopes: Sendable, Hashable, CustomStringConvertible {
     /// The scopes of `self` (reserved ones aside) that `other` lacks, in `self`'s spelling.
     public func subtracting(_ other: Scopes) -> Scopes {
         let theirs = Set(other.matchKeys)
-        return Scopes(values.filter { !Self.reserved.contains($0.lowercased()) && !theirs.contains($0.lowercased()) })
+        return Scopes(values.filter { !Self.isReserved($0.asciiLowercased) && !theirs.contains($0.asciiLowercased) })
     }
 
     /// A description for people; never contains a secret.

@@ -1,0 +1,35 @@
+extension String {
+    /// `lowercased()` without the copy for the text a cache holds: ids, hosts, tenants and
+    /// scopes are ASCII and usually lower-case already, so this returns `self` (one retain)
+    /// when there is nothing to lower, lowers ASCII in one pass, and leaves anything else to
+    /// `lowercased()`.
+    var asciiLowercased: String {
+        let lowered = utf8.withContiguousStorageIfAvailable { bytes -> String? in
+            var upper = false
+            for byte in bytes {
+                if byte >= 0x80 { return nil }
+                if byte &- UInt8(ascii: "A") < 26 { upper = true }
+            }
+            guard upper else { return self }
+            return String(unsafeUninitializedCapacity: bytes.count) { buffer in
+                for (position, byte) in bytes.enumerated() {
+                    buffer[position] = byte &- UInt8(ascii: "A") < 26 ? byte | 0x20 : byte
+                }
+                return bytes.count
+            }
+        }
+        return (lowered ?? nil) ?? lowercased()
+    }
+
+    /// The text after the last `separator` byte, or `nil` when there is none.
+    func suffix(afterLast separator: UInt8) -> Substring? {
+        guard let position = utf8.lastIndex(of: separator) else { return nil }
+        return self[utf8.index(after: position)...]
+    }
+
+    /// The text before the last `separator` byte, or `nil` when there is none.
+    func prefix(beforeLast separator: UInt8) -> Substring? {
+        guard let position = utf8.lastIndex(of: separator) else { return nil }
+        return self[..<position]
+    }
+}
