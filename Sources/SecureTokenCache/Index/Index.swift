@@ -257,6 +257,19 @@ struct Index: Sendable {
     /// Files `stored` under its id, replacing what was filed there.
     mutating func insert(_ stored: StoredEntry) {
         if let replaced = entries.updateValue(stored, forKey: stored.id) {
+            // A refresh rewrites an entry under its key with the same account, client, cloud
+            // and tenant: then only the bucket that holds entries by value changes.
+            if Self.filedAlike(replaced, stored) {
+                if case .accessToken(let token) = stored.entry {
+                    let bucket = Self.bucket(of: token)
+                    if var filed = accessTokens[bucket], let position = filed.firstIndex(where: { $0.id == stored.id }) {
+                        filed[position] = stored
+                        accessTokens[bucket] = filed
+                    }
+                }
+                nextOrdinal = max(nextOrdinal, stored.ordinal + 1)
+                return
+            }
             countByKind[replaced.id.kind, default: 0] -= 1
             index(replaced, adding: false)
         }
@@ -294,19 +307,42 @@ struct Index: Sendable {
         if !known { sections.append(name) }
     }
 
+    /// The bucket an access token is filed in.
+    private static func bucket(of token: AccessToken) -> AccessTokenBucket {
+        AccessTokenBucket(
+            account: token.homeAccountId?.normalised ?? "",
+            environment: token.environment.group,
+            realm: token.realm.asciiLowercased,
+            client: token.clientId.asciiLowercased,
+            tokenType: token.tokenType.asciiLowercased,
+            extCacheKey: token.extCacheKey?.asciiLowercased ?? "",
+            accountHash: token.homeAccountId?.normalisedHash, environmentHash: token.environment.groupHash
+        )
+    }
+
+    /// Whether two entries of one id are filed under the same keys of every map, so replacing
+    /// one by the other leaves every map but the access-token buckets as it is.
+    private static func filedAlike(_ old: StoredEntry, _ new: StoredEntry) -> Bool {
+        guard old.entry.homeAccount == new.entry.homeAccount, old.entry.client == new.entry.client else { return false }
+        switch (old.entry, new.entry) {
+        case (.accessToken(let before), .accessToken(let after)):
+            return bucket(of: before) == bucket(of: after)
+        case (.refreshToken(let before), .refreshToken(let after)):
+            return before.environment.group == after.environment.group && before.familyId == after.familyId
+        case (.idToken, .idToken), (.appMetadata, .appMetadata):
+            return true
+        case (.account(let before), .account(let after)):
+            return before.username.asciiLowercased == after.username.asciiLowercased
+        default:
+            return false
+        }
+    }
+
     private mutating func index(_ stored: StoredEntry, adding: Bool) {
         let id = stored.id
         switch stored.entry {
         case .accessToken(let token):
-            let bucket = AccessTokenBucket(
-                account: token.homeAccountId?.normalised ?? "",
-                environment: token.environment.group,
-                realm: token.realm.asciiLowercased,
-                client: token.clientId.asciiLowercased,
-                tokenType: token.tokenType.asciiLowercased,
-                extCacheKey: token.extCacheKey?.asciiLowercased ?? "",
-                accountHash: token.homeAccountId?.normalisedHash, environmentHash: token.environment.groupHash
-            )
+            let bucket = Self.bucket(of: token)
             if adding {
                 accessTokens[bucket, default: []].append(stored)
             } else if var filed = accessTokens[bucket] {
