@@ -180,6 +180,10 @@ def measure_extensions(label, make_persistence, path, tokens, workdir, results, 
     assert hit() is not None
     results["%s.hit.%d" % (label, tokens)] = loop(hit, 5)
     results["%s.write.%d" % (label, tokens)] = calls(lambda: None, lambda: writer.add(event(user)), writes)
+    # The floor the store sets: one save and one load of the whole group, nothing else (for
+    # gnome-keyring, a save rewrites its keyring file; msal-extensions saves five times per add).
+    results["%s.save.%d" % (label, tokens)] = calls(lambda: None, lambda: persistence.save(text), writes)
+    results["%s.load.%d" % (label, tokens)] = calls(lambda: None, persistence.load, writes)
 
     serial = [0]
     seen = []
@@ -319,6 +323,10 @@ def main():
                 write_target if at1k else None)
             row("%s first read after another process wrote [%d]" % (label, n), "%s.read_after_write.%d" % (label, n),
                 "%s.readAfterOtherWrite.%d" % (store, n), 100 if at1k else None)
+            row("%s floor: one save of the whole group (persistence.save) vs one durable write [%d]" % (label, n),
+                "%s.save.%d" % (label, n), "%s.write.%d" % (store, n))
+            row("%s floor: one load of the whole group (persistence.load) vs first read after another write [%d]" % (
+                label, n), "%s.load.%d" % (label, n), "%s.readAfterOtherWrite.%d" % (store, n))
 
     load_after = os.getloadavg()
     header = [
