@@ -3,8 +3,8 @@ import Testing
 @testable import SecureTokenCache
 
 @Suite struct IndexTests {
-    private func stored(_ kind: CredentialKind, key: String, _ fields: JSONObject) -> StoredEntry {
-        StoredEntry(id: EntryID(kind: kind, key: key), ordinal: 1, entry: CacheEntry(kind: kind, fields: fields))
+    private func stored(_ kind: CredentialKind, key: String, _ fields: JSONObject, ordinal: UInt64 = 1) -> StoredEntry {
+        StoredEntry(id: EntryID(kind: kind, key: key), ordinal: ordinal, entry: CacheEntry(kind: kind, fields: fields))
     }
 
     private func accessToken(realm: String, secret: String) -> JSONObject {
@@ -46,5 +46,25 @@ import Testing
         #expect(index.familyRefreshTokens(account: "uid.utid", environment: cloud, family: "1").map(\.id.key) == ["rt"])
         #expect(index.ownRefreshTokens(account: "uid.utid", environment: cloud, client: "client").count == 1)
         #expect(index.entries(account: "uid.utid").count == 2)
+    }
+
+    @Test func aLargeGroupDecodesInParallelInRecordOrderAndFailsOnAnyDamagedRecord() throws {
+        let count = RecordCodec.parallelDecodingThreshold + 7
+        var records: [Record] = []
+        for number in 0..<count {
+            var fields = accessToken(realm: "tenant-\(number % 3)", secret: "secret-\(number)")
+            fields["target"] = .string("Scope\(number).Read")
+            records.append(RecordCodec.record(stored(.accessToken, key: "at-\(number)", fields, ordinal: UInt64(number + 1))))
+        }
+        let index = try RecordCodec.build(records)
+        #expect(index.count == count)
+        var sequential = Index()
+        for record in records { try RecordCodec.apply(record, to: &sequential) }
+        #expect(index.documentOrder().map(\.id) == sequential.documentOrder().map(\.id))
+        #expect(index.documentOrder().map(\.id.key) == records.map(\.id.name))
+        #expect(index.accessToken(in: bucket(realm: "tenant-1"), scopes: ["Scope4000.Read"], now: 0)?.secret == "secret-4000")
+
+        records[count - 2].payload = [RecordCodec.formatVersion] + Array(repeating: 0, count: 8) + Array("{not json".utf8)
+        #expect(throws: TokenCacheError.self) { try RecordCodec.build(records) }
     }
 }

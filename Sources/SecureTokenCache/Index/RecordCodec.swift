@@ -1,3 +1,7 @@
+import Dispatch
+import Glibc
+import Synchronization
+
 /// Turns index contents into store records and back.
 ///
 /// An entry record is named by its cache key and holds a version byte, its ordinal (8 bytes,
@@ -192,8 +196,33 @@ enum RecordCodec {
         var index = Index()
         // The layout first, so entry insertions do not invent a section order.
         for record in records where record.id.kind == .layout { try apply(record, to: &index) }
-        for record in records where record.id.kind != .layout { try apply(record, to: &index) }
+        for change in try decodeAll(records.filter { $0.id.kind != .layout }) { file(change, into: &index) }
         return index
+    }
+
+    /// Below this many records, decoding on one thread is cheaper than starting others.
+    static let parallelDecodingThreshold = 4_096
+
+    /// Decodes records in order; a large group (opening one, a reload) is decoded by one task
+    /// per processor (at most 4), since each record parses on its own.
+    static func decodeAll(_ records: [Record]) throws -> [DecodedChange] {
+        let processors = min(4, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+        guard records.count >= parallelDecodingThreshold, processors > 1 else { return try records.map(decode) }
+        let chunkCount = processors
+        let chunkSize = (records.count + chunkCount - 1) / chunkCount
+        let chunks = Mutex([[DecodedChange]?](repeating: nil, count: chunkCount))
+        let failure = Mutex<(any Error)?>(nil)
+        DispatchQueue.concurrentPerform(iterations: chunkCount) { chunk in
+            let range = (chunk * chunkSize)..<min(records.count, (chunk + 1) * chunkSize)
+            do {
+                let decoded = try records[range].map(decode)
+                chunks.withLock { $0[chunk] = decoded }
+            } catch {
+                failure.withLock { $0 = $0 ?? error }
+            }
+        }
+        if let error = failure.withLock({ $0 }) { throw error }
+        return chunks.withLock { $0.flatMap { $0 ?? [] } }
     }
 }
 

@@ -175,14 +175,14 @@ struct JSONParser {
             position += 1
         }
         var scalars = String.UnicodeScalarView()
-        guard let prefix = String(validating: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self) else {
+        guard let prefix = String.validUTF8(UnsafeBufferPointer(rebasing: bytes[start..<position])) else {
             throw failure("invalid UTF-8 in a string")
         }
         scalars.append(contentsOf: prefix.unicodeScalars)
         var runStart = position
         func flushRun(_ parser: JSONParser, upTo end: Int) throws {
             guard runStart < end else { return }
-            guard let run = String(validating: UnsafeBufferPointer(rebasing: parser.bytes[runStart..<end]), as: UTF8.self) else {
+            guard let run = String.validUTF8(UnsafeBufferPointer(rebasing: parser.bytes[runStart..<end])) else {
                 throw parser.failure("invalid UTF-8 in a string")
             }
             scalars.append(contentsOf: run.unicodeScalars)

@@ -1,4 +1,13 @@
 extension String {
+    /// UTF-8 bytes as a string, or `nil` when they are not valid UTF-8. ASCII (ids, keys, hosts)
+    /// needs no validation, and skipping the generic `String(validating:)` matters per record.
+    static func validUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        var bits: UInt8 = 0
+        for byte in bytes { bits |= byte }
+        if bits < 0x80 { return String(decoding: bytes, as: UTF8.self) }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
     /// `lowercased()` without the copy for the text a cache holds: ids, hosts, tenants and
     /// scopes are ASCII and usually lower-case already, so this returns `self` (one retain)
     /// when there is nothing to lower, lowers ASCII in one pass, and leaves anything else to

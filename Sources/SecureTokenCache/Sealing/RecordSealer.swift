@@ -140,7 +140,8 @@ final class RecordSealer: Sendable {
         return try buffers.plaintext.withUnsafeBytes { plaintext in
             let nameCount = Int(UInt32(littleEndian: plaintext.loadUnaligned(as: UInt32.self)))
             guard nameCount <= count - 4,
-                let name = String(validating: plaintext[4..<(4 + nameCount)], as: UTF8.self),
+                let name = String.validUTF8(
+                    UnsafeRawBufferPointer(rebasing: plaintext[4..<(4 + nameCount)]).assumingMemoryBound(to: UInt8.self)),
                 nameTag(of: name) == tag
             else { throw Self.damaged("a sealed record's name does not match its tag") }
             let id = RecordID(kind: kind, name: name)
