@@ -11,15 +11,18 @@ struct JSONParser {
 
     /// Parses one JSON document; anything but whitespace after it is an error.
     static func parse(_ data: some Collection<UInt8>) throws -> JSONValue {
-        let array = Array(data)
-        return try array.withUnsafeBufferPointer { buffer in
-            var parser = JSONParser(buffer)
-            parser.skipWhitespace()
-            let value = try parser.parseValue()
-            parser.skipWhitespace()
-            guard parser.position == buffer.count else { throw parser.failure("unexpected data after the JSON document") }
-            return value
-        }
+        if let parsed = try data.withContiguousStorageIfAvailable(parse) { return parsed }
+        return try Array(data).withUnsafeBufferPointer(parse)
+    }
+
+    /// Parses one JSON document held in contiguous memory (no copy).
+    static func parse(_ buffer: UnsafeBufferPointer<UInt8>) throws -> JSONValue {
+        var parser = JSONParser(buffer)
+        parser.skipWhitespace()
+        let value = try parser.parseValue()
+        parser.skipWhitespace()
+        guard parser.position == buffer.count else { throw parser.failure("unexpected data after the JSON document") }
+        return value
     }
 
     /// Parses one JSON document held in a string.
