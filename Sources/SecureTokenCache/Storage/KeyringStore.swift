@@ -33,6 +33,8 @@ final class KeyringStore: CacheStore {
     /// The newest whole state of the group this store has seen, and where its generation ends in
     /// the journal: a writer brings it up to date from the journal instead of reading the item.
     private let known = Mutex<Known?>(nil)
+    /// The item as opening the store read it, for the first ``load()`` (taken by it).
+    private let opened = Mutex<KeyringSnapshot?>(nil)
     /// How many times the records item was read (see ``itemReads``).
     private let itemReadCount = Atomic(0)
 
@@ -93,6 +95,7 @@ final class KeyringStore: CacheStore {
             let snapshot = try readSnapshot()
             if counter.load() < snapshot.sequence { counter.store(snapshot.sequence) }
             remember(snapshot, position: journal.position(of: snapshot.sequence))
+            opened.withLock { $0 = snapshot }
         }
     }
 
@@ -143,7 +146,14 @@ final class KeyringStore: CacheStore {
     func currentGeneration() -> UInt64 { counter.load() }
 
     func load() throws -> ([Record], StoreCursor) {
-        let snapshot = try readSnapshot()
+        // The engine loads right after opening: the item read then (under the lock) is still the
+        // group's state if no commit came since, and a second D-Bus read would only repeat it.
+        let snapshot: KeyringSnapshot
+        if let fresh = opened.withLock({ $0.take() }), fresh.sequence == counter.load() {
+            snapshot = fresh
+        } else {
+            snapshot = try readSnapshot()
+        }
         let position = journal.position(of: snapshot.sequence)
         remember(snapshot, position: position)
         return (Array(snapshot.records.values), cursor(snapshot.sequence, position: position))
