@@ -11,7 +11,9 @@ import Synchronization
 ///
 /// - A write takes the group lock, brings the state it last saw up to date from the journal (or,
 ///   when the journal cannot tell, reads the item), applies the changes, appends them to the
-///   journal, writes the item, commits them in the journal, and bumps the counter.
+///   journal, writes the item, commits them in the journal, and bumps the counter. So a write
+///   from an up-to-date process does not read the item: one deleted or replaced behind the
+///   library's back is written again whole from that state (reads of the item still report it).
 /// - ``currentGeneration()`` is one atomic load. ``update(since:)`` returns `.unchanged` when the
 ///   counter has not moved; otherwise it reads the new transactions from the journal (no lock,
 ///   no D-Bus) and returns them as `.changes`. Only when the journal is missing, replaced,
