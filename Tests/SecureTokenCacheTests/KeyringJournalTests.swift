@@ -207,6 +207,67 @@ extension KeyringTests {
             #expect(try Support.payloads(other.load().0) == ["a": "1", "b": "2", "c": "3"])
         }
 
+        /// A writer that died between its record frames and its commit frame, before or after
+        /// storing the item: readers apply only complete transactions, and the next writer reads
+        /// the item instead of trusting the journal.
+        @Test(arguments: [false, true])
+        func aWriterThatDiedHalfWayIsNeverTrusted(_ itemStored: Bool) throws {
+            let group = Support.uniqueGroup("journal-dead-writer")
+            let writer = try KeyringStore(group: group)
+            let reader = try KeyringStore(group: group)
+            var (_, cursor) = try reader.load()
+            var content: [String: String] = [:]
+            let first = try writer.transact(since: .start) { _ in [.put(Support.record("a", "1"))] }
+
+            // The dead writer, by hand: its record frames, perhaps the item, then nothing.
+            let directory = try KeyringGroupDirectory(group: group)
+            let client = KeyringClient(schema: .group)
+            let key = try KeyringKeyProvider(group: group, client: client, lock: KeyringGroupLock(directory: directory))
+                .groupKey()
+            let sealer = try RecordSealer(groupKey: key, groupName: group)
+            let journal = KeyringJournal(directory: directory, sealer: sealer)
+            let file = try #require(journal.openForWriting())
+            let end = try #require(journal.appendPosition(in: file, after: 1))
+            _ = try #require(try journal.begin([.put(Support.record("b", "dead"))], generation: 2, appendingTo: file, at: end))
+            if itemStored {
+                let snapshot = KeyringSnapshot(
+                    sequence: 2,
+                    records: [
+                        RecordID(kind: .accessToken, name: "a"): Support.record("a", "1"),
+                        RecordID(kind: .accessToken, name: "b"): Support.record("b", "dead"),
+                    ])
+                try snapshot.sealed(with: sealer).withUnsafeBytes {
+                    try client.store(
+                        $0, label: "SecureTokenCache sealed records (\(group))", attributes: ["group": group, "role": "records"])
+                }
+            }
+
+            // Readers see generation 1 only: the counter says so, and nothing else is complete.
+            let update = try reader.update(since: cursor)
+            guard case .changes(let changes, let next) = update else {
+                Issue.record("the reader catches up with generation 1 from the journal, got \(update)")
+                return
+            }
+            #expect(Support.describe(changes) == ["put a=1"])
+            Support.apply(update, to: &content)
+            cursor = next
+
+            let reads = writer.itemReads
+            let written = try writer.transact(since: first) { transaction in
+                var seen = ["a": "1"]
+                Support.apply(transaction.update, to: &seen)
+                #expect(seen == (itemStored ? ["a": "1", "b": "dead"] : ["a": "1"]))
+                return [.put(Support.record("c", "3"))]
+            }
+            #expect(writer.itemReads == reads + 1)
+            #expect(written.generation == (itemStored ? 3 : 2))
+
+            Support.apply(try reader.update(since: cursor), to: &content)
+            let expected = itemStored ? ["a": "1", "b": "dead", "c": "3"] : ["a": "1", "c": "3"]
+            #expect(content == expected)
+            #expect(try Support.payloads(KeyringStore(group: group).load().0) == expected)
+        }
+
         /// Past the size bound each write may start a new journal; readers stay correct at every
         /// step, and one that keeps up never needs the item (a new journal starts at its
         /// generation).
