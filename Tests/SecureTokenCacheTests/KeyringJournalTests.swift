@@ -118,6 +118,7 @@ extension KeyringTests {
             case staleCopy
             case otherGroupsJournal
             case garbage
+            case rotated
 
             var testDescription: String { rawValue }
         }
@@ -164,6 +165,15 @@ extension KeyringTests {
                 try Self.overwrite(path, with: try Self.journalBytes(other))
             case .garbage:
                 try Self.overwrite(path, with: (0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+            case .rotated:
+                // What a writer's rotation leaves: a new file starting after generation 2,
+                // renamed over the old one.
+                let fresh = path + ".test"
+                let fd = creat(fresh, 0o600)
+                try #require(fd >= 0)
+                close(fd)
+                try Self.overwrite(fresh, with: KeyringJournal.header(base: 2))
+                #expect(rename(fresh, path) == 0)
             }
 
             let reads = reader.itemReads
