@@ -5,6 +5,7 @@
 //   stc-keyring-helper put GROUP NAME PAYLOAD...  one transaction putting (NAME, PAYLOAD) records
 //   stc-keyring-helper get GROUP NAME             prints the payload of NAME, or "missing"
 //   stc-keyring-helper count GROUP                prints the number of records
+//   stc-keyring-helper churn GROUP PREFIX N       N transactions: put PREFIX-i, delete PREFIX-(i-2)
 //
 // Prints "ok …" on success and "error CODE" (exit 3) on a TokenCacheError, so a test can check
 // the typed error another environment (no bus, another bus) produces.
@@ -59,6 +60,19 @@ import Foundation
                     }
                 case "count":
                     print("ok \(try store.load().0.count)")
+                case "churn":
+                    guard arguments.count == 4, let count = Int(arguments[3]) else { usage() }
+                    let prefix = arguments[2]
+                    var cursor = try store.load().1
+                    for i in 0..<count {
+                        var changes = [
+                            RecordChange.put(
+                                Record(id: RecordID(kind: .accessToken, name: "\(prefix)-\(i)"), payload: Array("v\(i)".utf8)))
+                        ]
+                        if i >= 2 { changes.append(.delete(RecordID(kind: .accessToken, name: "\(prefix)-\(i - 2)"))) }
+                        cursor = try store.transact(since: cursor) { _ in changes }
+                    }
+                    print("ok generation \(cursor.generation)")
                 default:
                     usage()
                 }
@@ -75,7 +89,9 @@ import Foundation
 
         static func usage() -> Never {
             FileHandle.standardError.write(
-                Data("usage: stc-keyring-helper [--call-timeout-ms N] [--probe-timeout-ms N] open|put|get|count GROUP ...\n".utf8)
+                Data(
+                    "usage: stc-keyring-helper [--call-timeout-ms N] [--probe-timeout-ms N] open|put|get|count|churn GROUP ...\n"
+                        .utf8)
             )
             exit(2)
         }

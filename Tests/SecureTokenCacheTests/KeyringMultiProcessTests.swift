@@ -20,14 +20,16 @@ extension KeyringTests {
             #expect(wrote.stdout == "ok generation 2\n", "\(wrote.stderr)")
             // The other process's commit shows as a new generation (one atomic load) ...
             #expect(store.currentGeneration() == 2)
-            // ... and the next update brings its record.
+            // ... and the next update brings exactly its transaction, from the journal (no D-Bus).
+            let reads = store.itemReads
             let update = try store.update(since: mine)
             #expect(update.cursor.generation == 2)
-            guard case .reload(let records, _) = update else {
-                Issue.record("expected a reload after another process's write")
+            guard case .changes(let changes, _) = update else {
+                Issue.record("expected the other process's changes from the journal, got \(update)")
                 return
             }
-            #expect(Support.payloads(records) == ["from-test": "written by the test", "from-helper": "written by the helper"])
+            #expect(Support.describe(changes) == ["put from-helper=written by the helper"])
+            #expect(store.itemReads == reads)
         }
 
         /// Writers in several processes at once lose nothing: the group lock serialises them.

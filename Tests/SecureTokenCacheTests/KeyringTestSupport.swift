@@ -28,6 +28,31 @@ enum KeyringTestSupport {
         Dictionary(uniqueKeysWithValues: records.map { ($0.id.name, String(decoding: $0.payload, as: UTF8.self)) })
     }
 
+    /// Changes as short strings (`"put NAME=PAYLOAD"`, `"delete NAME"`), for comparisons.
+    static func describe(_ changes: [RecordChange]) -> [String] {
+        changes.map { change in
+            switch change {
+            case .put(let record): "put \(record.id.name)=\(String(decoding: record.payload, as: UTF8.self))"
+            case .delete(let id): "delete \(id.name)"
+            }
+        }
+    }
+
+    /// Applies `update` to payloads by record name, as the engine applies it to its index.
+    static func apply(_ update: StoreUpdate, to content: inout [String: String]) {
+        switch update {
+        case .unchanged: break
+        case .reload(let records, _): content = payloads(records)
+        case .changes(let changes, _):
+            for change in changes {
+                switch change {
+                case .put(let record): content[record.id.name] = String(decoding: record.payload, as: UTF8.self)
+                case .delete(let id): content[id.name] = nil
+                }
+            }
+        }
+    }
+
     /// The helper executable next to the test bundle (`.build/<triple>/debug/stc-keyring-helper`).
     static var helperPath: String {
         let bundle = URL(

@@ -1,7 +1,8 @@
 import Glibc
 
 /// The per-user runtime folder of one group, `$XDG_RUNTIME_DIR/secure-token-cache/<group>/`
-/// (0700), which holds the group's lock file and shared generation counter for the KeyringStore.
+/// (0700), which holds the group's lock file, shared generation counter and sealed change journal
+/// (``KeyringJournal``) for the KeyringStore.
 ///
 /// Internal and small on purpose: the FileStore keeps the same two files in its own folder, and
 /// the two can be unified later.
@@ -37,7 +38,7 @@ struct KeyringGroupDirectory: Sendable {
         guard let base, base.hasPrefix("/") else {
             throw TokenCacheError(
                 .invalidArgument,
-                "XDG_RUNTIME_DIR is not set (or not absolute): the keyring store keeps its lock and generation counter there"
+                "XDG_RUNTIME_DIR is not set (or not absolute): the keyring store keeps its lock, generation counter and journal there"
             )
         }
         let root = base + "/secure-token-cache"
