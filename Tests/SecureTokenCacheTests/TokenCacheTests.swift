@@ -1,3 +1,4 @@
+import Synchronization
 import Testing
 
 @testable import SecureTokenCache
@@ -30,6 +31,31 @@ import Testing
         #expect(try reader.accounts().isEmpty)
         try writer.store(try Fixtures.response(), for: try Fixtures.request())
         #expect(try reader.accounts().map(\.username) == ["Alice@Contoso.com"])
+    }
+
+    @Test func aRepeatedLookupFollowsOtherWritesAndTheClock() throws {
+        final class Clock: Sendable { let now = Atomic<Int64>(1_700_000_000) }
+        let clock = Clock()
+        let store = MemoryStore(name: "test")
+        let first = try CacheGroup(name: "test", store: store, clock: { clock.now.load(ordering: .relaxed) })
+        let second = try CacheGroup(name: "test", store: store, clock: { clock.now.load(ordering: .relaxed) })
+        let writer = try TokenCache(clientId: Fixtures.clientA, group: first)
+        let reader = try TokenCache(clientId: Fixtures.clientA, group: second)
+        try writer.store(try Fixtures.response(accessToken: "at-1"), for: try Fixtures.request())
+        let account = try #require(try reader.accounts().first)
+        #expect(try reader.accessToken(for: ["User.Read"], account: account)?.token.secret == "at-1")
+        #expect(try reader.accessToken(for: ["User.Read"], account: account)?.token.secret == "at-1")
+        // Other scopes, another tenant: not the remembered answer.
+        #expect(try reader.accessToken(for: ["Mail.Read"], account: account) == nil)
+        let other = try Authority("https://login.microsoftonline.com/\(Fixtures.guestTenant)")
+        #expect(try reader.accessToken(for: ["User.Read"], account: account, authority: other) == nil)
+
+        // Another group's write replaces the token: the next lookup sees it.
+        try writer.store(try Fixtures.response(accessToken: "at-2"), for: try Fixtures.request(), signIn: false)
+        #expect(try reader.accessToken(for: ["User.Read"], account: account)?.token.secret == "at-2")
+        // Within 300 s of expiry the remembered token is no answer either.
+        clock.now.store(1_700_000_000 + 3_600 - 299, ordering: .relaxed)
+        #expect(try reader.accessToken(for: ["User.Read"], account: account) == nil)
     }
 
     @Test func catchingUpNeverChangesASnapshotAReaderHolds() throws {

@@ -21,8 +21,10 @@ public final class CacheGroup: Sendable {
     /// reference: then no reader can see the change happen, and the index's tries are updated
     /// in place instead of being path-copied and the old paths freed.
     final class Snapshot: @unchecked Sendable {
-        private(set) var index: Index
-        private(set) var cursor: StoreCursor
+        // Never mutated while another reference exists (see above), so the dynamic exclusivity
+        // check on every read would only cost time.
+        @exclusivity(unchecked) private(set) var index: Index
+        @exclusivity(unchecked) private(set) var cursor: StoreCursor
 
         init(index: Index, cursor: StoreCursor) {
             self.index = index

@@ -53,9 +53,7 @@ extension TokenCache {
                 scopes: scopes, account: unified, authority: authority, forceRefresh: forceRefresh, endpoint: endpoint,
                 timeout: timeout)
         }
-        let index = try group.index()
-        let cached = lookUp(
-            index, scopes: scopes, account: account, authority: authority, tokenType: "Bearer", now: group.clock())
+        let cached = try accessToken(for: scopes, account: account, authority: authority)
         if !forceRefresh, let cached, !cached.shouldRefresh {
             return AuthenticationResult(cached.token, account: account, isFromCache: true)
         }

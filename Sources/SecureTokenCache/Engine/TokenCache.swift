@@ -1,4 +1,5 @@
 import HashTreeCollections
+import Synchronization
 
 /// One client's view of a cache group: its tokens, the accounts it sees, its sign-in state.
 ///
@@ -14,6 +15,8 @@ public final class TokenCache: Sendable {
     let client: String
     /// `client.hashValue`, computed once.
     let clientHash: Int
+    /// See ``LastHit``.
+    private let lastHit = Mutex<LastHit?>(nil)
 
     /// A cache for `clientId` over `group`. Throws `.invalidArgument` for an empty client id.
     public init(clientId: String, group: CacheGroup) throws {
@@ -67,10 +70,52 @@ public final class TokenCache: Sendable {
         authority: Authority? = nil,
         tokenType: String = "Bearer"
     ) throws -> CachedAccessToken? {
-        // Reads through the snapshot object: copying the Index struct out would retain every map.
         let snapshot = try group.snapshot()
-        return lookUp(
-            snapshot.index, scopes: scopes, account: account, authority: authority, tokenType: tokenType, now: group.clock())
+        let now = group.clock()
+        let cursor = snapshot.cursor
+        let remembered = lastHit.withLock { hit -> AccessToken? in
+            guard hit?.answers(cursor, scopes, account, authority, tokenType) == true else { return nil }
+            return hit?.token
+        }
+        if let remembered, !remembered.isExpired(at: now) {
+            return CachedAccessToken(token: remembered, shouldRefresh: remembered.shouldRefresh(at: now))
+        }
+        let found = lookUp(snapshot.index, scopes: scopes, account: account, authority: authority, tokenType: tokenType, now: now)
+        if let found {
+            let hit = LastHit(
+                cursor: cursor, scopes: scopes, homeAccount: account.homeAccountId.normalised,
+                environment: account.environment.group, realm: account.realm, authority: authority?.url,
+                tokenType: tokenType, token: found.token)
+            lastHit.withLock { $0 = hit }
+        }
+        return found
+    }
+
+    /// The last access token this cache answered with, and the question it answered.
+    ///
+    /// Apps ask for the same token over and over (before every API call). The answer depends
+    /// only on the group's contents, which the store cursor identifies, the question and the
+    /// clock; and as time passes the set of unexpired tokens only shrinks, so the remembered
+    /// token (the longest-lived match) stays the answer for as long as it is unexpired itself.
+    struct LastHit: Sendable {
+        let cursor: StoreCursor
+        let scopes: Scopes
+        /// What of the account and authority the lookup reads (an authority is its URL).
+        let homeAccount: String
+        let environment: String
+        let realm: String
+        let authority: String?
+        let tokenType: String
+        let token: AccessToken
+
+        /// Whether this is the answer to that question on a group at `cursor`.
+        func answers(_ cursor: StoreCursor, _ scopes: Scopes, _ account: Account, _ authority: Authority?, _ tokenType: String)
+            -> Bool
+        {
+            self.cursor == cursor && self.tokenType == tokenType && self.authority == authority?.url
+                && homeAccount == account.homeAccountId.normalised && environment == account.environment.group
+                && realm == account.realm && self.scopes == scopes
+        }
     }
 
     func lookUp(_ index: Index, scopes: Scopes, account: Account, authority: Authority?, tokenType: String, now: Int64)
