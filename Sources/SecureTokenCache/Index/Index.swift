@@ -54,12 +54,6 @@ struct RefreshTokenBucket: Hashable, Sendable {
     var owner: String
 }
 
-/// One account as seen by one client.
-struct AccountClient: Hashable, Sendable {
-    var account: String
-    var client: String
-}
-
 /// The immutable, in-memory index of one group: every entry, and hash maps that answer every
 /// query with work proportional to what it returns.
 ///
@@ -78,7 +72,6 @@ struct Index: Sendable {
         var appMetadataByClient: TreeDictionary<String, [EntryID]> = [:]
         var accountsWithClientToken: TreeDictionary<String, TreeDictionary<String, Int>> = [:]
         var accountsWithFamilyToken: TreeDictionary<String, TreeDictionary<String, Int>> = [:]
-        var credentialsByAccountClient: TreeDictionary<AccountClient, TreeSet<EntryID>> = [:]
         var entriesByAccount: TreeDictionary<String, TreeSet<EntryID>> = [:]
         var clientStates: TreeDictionary<String, ClientState> = [:]
         var tenantAliases: TreeDictionary<String, String> = [:]
@@ -100,7 +93,6 @@ struct Index: Sendable {
             copy.appMetadataByClient = appMetadataByClient
             copy.accountsWithClientToken = accountsWithClientToken
             copy.accountsWithFamilyToken = accountsWithFamilyToken
-            copy.credentialsByAccountClient = credentialsByAccountClient
             copy.entriesByAccount = entriesByAccount
             copy.clientStates = clientStates
             copy.tenantAliases = tenantAliases
@@ -182,14 +174,6 @@ struct Index: Sendable {
         _modify {
             makeUnique()
             yield &storage.accountsWithFamilyToken
-        }
-    }
-    /// (account, client) → that client's access, refresh and id tokens for the account.
-    private(set) var credentialsByAccountClient: TreeDictionary<AccountClient, TreeSet<EntryID>> {
-        get { storage.credentialsByAccountClient }
-        _modify {
-            makeUnique()
-            yield &storage.credentialsByAccountClient
         }
     }
     /// account → every entry of the account, for every client.
@@ -371,12 +355,7 @@ struct Index: Sendable {
         case .appMetadata(let metadata):
             Self.update(&appMetadataByClient, metadata.clientId.asciiLowercased, id, adding)
         }
-        if let account = stored.entry.homeAccount {
-            Self.update(&entriesByAccount, account, id, adding)
-            if let client = stored.entry.client, stored.id.kind != .appMetadata {
-                Self.update(&credentialsByAccountClient, AccountClient(account: account, client: client), id, adding)
-            }
-        }
+        if let account = stored.entry.homeAccount { Self.update(&entriesByAccount, account, id, adding) }
     }
 
     private static func update<Key: Hashable>(
@@ -557,9 +536,11 @@ struct Index: Sendable {
     }
 
     /// The client's own access, refresh and id tokens for an account.
+    ///
+    /// Filtered from the account's entries (a handful per client): one map fewer to update on
+    /// every write and to fill when a group opens.
     func credentials(account: String, client: String) -> [StoredEntry] {
-        guard let ids = credentialsByAccountClient[AccountClient(account: account, client: client)] else { return [] }
-        return ids.compactMap { entries[$0] }
+        entries(account: account).filter { $0.id.kind != .appMetadata && $0.entry.client == client }
     }
 
     /// Every entry of an account, for every client.
