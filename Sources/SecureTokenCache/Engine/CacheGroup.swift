@@ -102,35 +102,29 @@ public final class CacheGroup: Sendable {
 
     private func catchUp() throws -> Snapshot {
         try catchUpLock.withLock { _ in
-            let cursor = current.withLock { $0.cursor }
-            let update = try store.update(since: cursor)
-            if case .unchanged(let now) = update, now == cursor { return current.withLock { $0 } }
-            // Decode first (the part that can fail), then file under the lock.
-            let decoded = try RecordCodec.decode(update)
-            let advanced = current.withLock { installed -> Snapshot? in
-                // Readers that want this generation wait here rather than on `catchUpLock`.
-                guard installed.cursor == cursor, isKnownUniquelyReferenced(&installed) else { return nil }
-                installed.advance(decoded, to: update.cursor)
-                return installed
+            while true {
+                let cursor = current.withLock { $0.cursor }
+                let update = try store.update(since: cursor)
+                if case .unchanged(let now) = update, now == cursor { return current.withLock { $0 } }
+                // Decode first (the part that can fail), then file under the lock; readers that
+                // want this generation wait there rather than on `catchUpLock`.
+                let decoded = try RecordCodec.decode(update)
+                let caughtUp = current.withLock { installed -> Snapshot? in
+                    // A writer of this process published meanwhile: read the store again.
+                    guard installed.cursor == cursor else { return nil }
+                    if isKnownUniquelyReferenced(&installed) {
+                        installed.advance(decoded, to: update.cursor)
+                    } else {
+                        // A reader holds the snapshot: build the next one aside.
+                        var index = installed.index
+                        RecordCodec.file(decoded, into: &index)
+                        installed = Snapshot(index: index, cursor: update.cursor)
+                    }
+                    return installed
+                }
+                if let caughtUp { return caughtUp }
             }
-            if let advanced { return advanced }
-            // A reader holds the snapshot (or a writer replaced it): build the next one aside.
-            let snapshot = current.withLock { $0 }
-            guard snapshot.cursor == cursor else { return try catchUpAgain() }
-            var index = snapshot.index
-            RecordCodec.file(decoded, into: &index)
-            return publish(Snapshot(index: index, cursor: update.cursor))
         }
-    }
-
-    /// Catches up from whatever is installed now (a writer published while this reader read).
-    private func catchUpAgain() throws -> Snapshot {
-        let snapshot = current.withLock { $0 }
-        let update = try store.update(since: snapshot.cursor)
-        if case .unchanged(let now) = update, now == snapshot.cursor { return snapshot }
-        var index = snapshot.index
-        try RecordCodec.apply(update, to: &index)
-        return publish(Snapshot(index: index, cursor: update.cursor))
     }
 
     /// Installs `next` unless a newer snapshot is already there; returns the one installed.
