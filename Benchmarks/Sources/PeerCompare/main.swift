@@ -8,7 +8,8 @@
 //                                         prints {"<store>.<op>.<size>": {"ns": median, ...}}
 //   PeerCompare spin OP TOKENS N          run one operation N times (for callgrind / perf); OP is
 //                                         hit, write, signOut, serialize, deserialize (memory
-//                                         group), open or catchUp (file group)
+//                                         group), open or catchUp (file group); open prints each
+//                                         open's and free's milliseconds on stderr
 //
 // Build: swift build -c release --package-path Benchmarks --product PeerCompare
 import BenchmarkWorkload
@@ -224,7 +225,15 @@ case "spin" where arguments.count == 5 && ["open", "catchUp"].contains(arguments
     let peer = try TokenCache(clientId: Workload.clientA, group: StoreKind.file.open(prepared.name, root: prepared.root))
     for serial in 0..<Int(arguments[4])! {
         if arguments[2] == "open" {
-            consume(try StoreKind.file.open(prepared.name, root: prepared.root).generation)
+            // Opening and freeing timed apart (stderr), to see which one a change moved.
+            let start = now()
+            var group: CacheGroup? = try StoreKind.file.open(prepared.name, root: prepared.root)
+            let opened = now()
+            consume(group?.generation)
+            group = nil
+            let freed = now()
+            FileHandle.standardError.write(
+                Data("open \(Double(opened - start) / 1e6) ms, free \(Double(freed - opened) / 1e6) ms\n".utf8))
         } else {
             try peer.store(
                 try Workload.response(user: workload.probeUser, serial: serial + 1), for: Workload.request(), signIn: false)

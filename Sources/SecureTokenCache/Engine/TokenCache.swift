@@ -13,8 +13,8 @@ public final class TokenCache: Sendable {
     public let group: CacheGroup
     /// The client id, lower-cased, as the index files it.
     let client: String
-    /// `client.hashValue`, computed once.
-    let clientHash: Int
+    /// ``client`` with its hash, computed once.
+    let clientKey: HashedString
     /// See ``LastHit``.
     private let lastHit = Mutex<LastHit?>(nil)
 
@@ -24,7 +24,7 @@ public final class TokenCache: Sendable {
         self.clientId = clientId
         self.group = group
         self.client = clientId.lowercased()
-        self.clientHash = client.hashValue
+        self.clientKey = HashedString(client)
     }
 
     /// A cached access token, and whether it should be refreshed (`refresh_on` has passed).
@@ -52,9 +52,8 @@ public final class TokenCache: Sendable {
             realm = account.homeAccountId.normalisedTenantId ?? account.realm.lowercased()
         }
         return AccessTokenBucket(
-            account: account.homeAccountId.normalised, environment: environment.group, realm: realm, client: client,
-            tokenType: tokenType == "Bearer" ? "bearer" : tokenType.lowercased(), extCacheKey: "",
-            accountHash: account.homeAccountId.normalisedHash, environmentHash: environment.groupHash, clientHash: clientHash
+            account: account.homeAccountId.key, environment: environment.groupKey, realm: HashedString(realm), client: clientKey,
+            tokenType: tokenType == "Bearer" ? .bearer : HashedString(tokenType.lowercased()), extCacheKey: .empty
         )
     }
 

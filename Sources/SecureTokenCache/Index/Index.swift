@@ -2,77 +2,54 @@ import HashTreeCollections
 
 /// Where access tokens of one account, cloud, tenant, client and token type are filed.
 ///
-/// The long parts (account, cloud, client) are hashed once where they are made (a
-/// `HomeAccountId`, an `Environment`, a `TokenCache`), so a lookup hashes three integers and two
-/// short strings instead of about 180 bytes of text.
+/// Every part carries its hash, made once where the part is made (an entry read from the store,
+/// a `HomeAccountId`, an `Environment`, a `TokenCache`), so hashing a bucket combines six
+/// integers instead of hashing about 200 bytes of text.
 struct AccessTokenBucket: Hashable, Sendable {
-    var account: String
-    var environment: String
-    var realm: String
-    var client: String
-    var tokenType: String
-    var extCacheKey: String
-    private var accountHash: Int
-    private var environmentHash: Int
-    private var clientHash: Int
+    var account: HashedString
+    var environment: HashedString
+    var realm: HashedString
+    var client: HashedString
+    var tokenType: HashedString
+    var extCacheKey: HashedString
+}
 
-    init(
-        account: String, environment: String, realm: String, client: String, tokenType: String, extCacheKey: String,
-        accountHash: Int? = nil, environmentHash: Int? = nil, clientHash: Int? = nil
-    ) {
-        self.account = account
-        self.environment = environment
-        self.realm = realm
-        self.client = client
-        self.tokenType = tokenType
-        self.extCacheKey = extCacheKey
-        self.accountHash = accountHash ?? account.hashValue
-        self.environmentHash = environmentHash ?? environment.hashValue
-        self.clientHash = clientHash ?? client.hashValue
-    }
-
-    func hash(into hasher: inout Hasher) {
-        hasher.combine(accountHash)
-        hasher.combine(environmentHash)
-        hasher.combine(clientHash)
-        hasher.combine(realm)
-        hasher.combine(tokenType)
-        hasher.combine(extCacheKey)
-    }
-
-    static func == (lhs: AccessTokenBucket, rhs: AccessTokenBucket) -> Bool {
-        lhs.accountHash == rhs.accountHash && lhs.clientHash == rhs.clientHash && lhs.account == rhs.account
-            && lhs.environment == rhs.environment && lhs.realm == rhs.realm && lhs.client == rhs.client
-            && lhs.tokenType == rhs.tokenType && lhs.extCacheKey == rhs.extCacheKey
+extension AccessTokenBucket {
+    /// A bucket from its parts' text, each hashed here.
+    init(account: String, environment: String, realm: String, client: String, tokenType: String, extCacheKey: String) {
+        self.init(
+            account: HashedString(account), environment: HashedString(environment), realm: HashedString(realm),
+            client: HashedString(client), tokenType: HashedString(tokenType), extCacheKey: HashedString(extCacheKey))
     }
 }
 
 /// Where refresh tokens of one account and cloud are filed, by owning client or by family.
 struct RefreshTokenBucket: Hashable, Sendable {
-    var account: String
-    var environment: String
-    var owner: String
+    var account: HashedString
+    var environment: HashedString
+    var owner: HashedString
 }
 
 /// The immutable, in-memory index of one group: every entry, and hash maps that answer every
 /// query with work proportional to what it returns.
 ///
-/// All maps are persistent hash tries (`TreeDictionary`): a snapshot is an O(1) copy, and a
-/// write touches O(log n) nodes, so readers keep their snapshot while a writer builds the next.
+/// Every map is persistent (a ``LayeredMap``, or a `TreeDictionary` for the small ones): a
+/// snapshot is an O(1) copy, and a write touches O(log n) nodes, so readers keep their snapshot
+/// while a writer builds the next.
 struct Index: Sendable {
     /// Every map lives in one copy-on-write box: passing the index around (a snapshot, a lookup)
     /// is one retain, not one per map; a writer copies the box (O(number of maps)) once.
     private final class Storage: @unchecked Sendable {
-        var entries: TreeDictionary<EntryID, StoredEntry> = [:]
-        var accessTokens: TreeDictionary<AccessTokenBucket, [StoredEntry]> = [:]
-        var ownRefreshTokens: TreeDictionary<RefreshTokenBucket, [EntryID]> = [:]
-        var familyRefreshTokens: TreeDictionary<RefreshTokenBucket, [EntryID]> = [:]
-        var accountsByHome: TreeDictionary<String, [EntryID]> = [:]
-        var accountsByUsername: TreeDictionary<String, [EntryID]> = [:]
-        var appMetadataByClient: TreeDictionary<String, [EntryID]> = [:]
-        var accountsWithClientToken: TreeDictionary<String, TreeDictionary<String, Int>> = [:]
-        var accountsWithFamilyToken: TreeDictionary<String, TreeDictionary<String, Int>> = [:]
-        var entriesByAccount: TreeDictionary<String, TreeSet<EntryID>> = [:]
+        var entries: LayeredMap<EntryID, StoredEntry> = LayeredMap()
+        var accessTokens: LayeredMap<AccessTokenBucket, [StoredEntry]> = LayeredMap()
+        var ownRefreshTokens: LayeredMap<RefreshTokenBucket, [EntryID]> = LayeredMap()
+        var familyRefreshTokens: LayeredMap<RefreshTokenBucket, [EntryID]> = LayeredMap()
+        var accountsByHome: LayeredMap<HashedString, [EntryID]> = LayeredMap()
+        var accountsByUsername: LayeredMap<HashedString, [EntryID]> = LayeredMap()
+        var appMetadataByClient: LayeredMap<HashedString, [EntryID]> = LayeredMap()
+        var accountsWithClientToken: LayeredMap<HashedString, LayeredMap<HashedString, Int>> = LayeredMap()
+        var accountsWithFamilyToken: LayeredMap<HashedString, LayeredMap<HashedString, Int>> = LayeredMap()
+        var entriesByAccount: LayeredMap<HashedString, [EntryID]> = LayeredMap()
         var clientStates: TreeDictionary<String, ClientState> = [:]
         var tenantAliases: TreeDictionary<String, String> = [:]
         var sections: [String] = []
@@ -110,7 +87,7 @@ struct Index: Sendable {
         if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
     }
 
-    private(set) var entries: TreeDictionary<EntryID, StoredEntry> {
+    private(set) var entries: LayeredMap<EntryID, StoredEntry> {
         get { storage.entries }
         _modify {
             makeUnique()
@@ -118,42 +95,42 @@ struct Index: Sendable {
         }
     }
     /// Access tokens by bucket, held in the bucket itself: a hit hashes one key, not two.
-    private(set) var accessTokens: TreeDictionary<AccessTokenBucket, [StoredEntry]> {
+    private(set) var accessTokens: LayeredMap<AccessTokenBucket, [StoredEntry]> {
         get { storage.accessTokens }
         _modify {
             makeUnique()
             yield &storage.accessTokens
         }
     }
-    private(set) var ownRefreshTokens: TreeDictionary<RefreshTokenBucket, [EntryID]> {
+    private(set) var ownRefreshTokens: LayeredMap<RefreshTokenBucket, [EntryID]> {
         get { storage.ownRefreshTokens }
         _modify {
             makeUnique()
             yield &storage.ownRefreshTokens
         }
     }
-    private(set) var familyRefreshTokens: TreeDictionary<RefreshTokenBucket, [EntryID]> {
+    private(set) var familyRefreshTokens: LayeredMap<RefreshTokenBucket, [EntryID]> {
         get { storage.familyRefreshTokens }
         _modify {
             makeUnique()
             yield &storage.familyRefreshTokens
         }
     }
-    private(set) var accountsByHome: TreeDictionary<String, [EntryID]> {
+    private(set) var accountsByHome: LayeredMap<HashedString, [EntryID]> {
         get { storage.accountsByHome }
         _modify {
             makeUnique()
             yield &storage.accountsByHome
         }
     }
-    private(set) var accountsByUsername: TreeDictionary<String, [EntryID]> {
+    private(set) var accountsByUsername: LayeredMap<HashedString, [EntryID]> {
         get { storage.accountsByUsername }
         _modify {
             makeUnique()
             yield &storage.accountsByUsername
         }
     }
-    private(set) var appMetadataByClient: TreeDictionary<String, [EntryID]> {
+    private(set) var appMetadataByClient: LayeredMap<HashedString, [EntryID]> {
         get { storage.appMetadataByClient }
         _modify {
             makeUnique()
@@ -161,7 +138,7 @@ struct Index: Sendable {
         }
     }
     /// client → accounts with a refresh token of that client → how many.
-    private(set) var accountsWithClientToken: TreeDictionary<String, TreeDictionary<String, Int>> {
+    private(set) var accountsWithClientToken: LayeredMap<HashedString, LayeredMap<HashedString, Int>> {
         get { storage.accountsWithClientToken }
         _modify {
             makeUnique()
@@ -169,7 +146,7 @@ struct Index: Sendable {
         }
     }
     /// family → accounts with a refresh token of that family → how many.
-    private(set) var accountsWithFamilyToken: TreeDictionary<String, TreeDictionary<String, Int>> {
+    private(set) var accountsWithFamilyToken: LayeredMap<HashedString, LayeredMap<HashedString, Int>> {
         get { storage.accountsWithFamilyToken }
         _modify {
             makeUnique()
@@ -177,7 +154,7 @@ struct Index: Sendable {
         }
     }
     /// account → every entry of the account, for every client.
-    private(set) var entriesByAccount: TreeDictionary<String, TreeSet<EntryID>> {
+    private(set) var entriesByAccount: LayeredMap<HashedString, [EntryID]> {
         get { storage.entriesByAccount }
         _modify {
             makeUnique()
@@ -292,17 +269,7 @@ struct Index: Sendable {
     }
 
     /// The bucket an access token is filed in.
-    private static func bucket(of token: AccessToken) -> AccessTokenBucket {
-        AccessTokenBucket(
-            account: token.homeAccountId?.normalised ?? "",
-            environment: token.environment.group,
-            realm: token.realm.asciiLowercased,
-            client: token.clientId.asciiLowercased,
-            tokenType: token.tokenType.asciiLowercased,
-            extCacheKey: token.extCacheKey?.asciiLowercased ?? "",
-            accountHash: token.homeAccountId?.normalisedHash, environmentHash: token.environment.groupHash
-        )
-    }
+    private static func bucket(of token: AccessToken) -> AccessTokenBucket { token.bucket }
 
     /// Whether two entries of one id are filed under the same keys of every map, so replacing
     /// one by the other leaves every map but the access-token buckets as it is.
@@ -312,11 +279,11 @@ struct Index: Sendable {
         case (.accessToken(let before), .accessToken(let after)):
             return bucket(of: before) == bucket(of: after)
         case (.refreshToken(let before), .refreshToken(let after)):
-            return before.environment.group == after.environment.group && before.familyId == after.familyId
+            return before.environment.groupKey == after.environment.groupKey && before.familyId == after.familyId
         case (.idToken, .idToken), (.appMetadata, .appMetadata):
             return true
         case (.account(let before), .account(let after)):
-            return before.username.asciiLowercased == after.username.asciiLowercased
+            return before.usernameKey == after.usernameKey
         default:
             return false
         }
@@ -328,65 +295,159 @@ struct Index: Sendable {
         case .accessToken(let token):
             let bucket = Self.bucket(of: token)
             if adding {
-                accessTokens[bucket, default: []].append(stored)
+                var filed = accessTokens[bucket] ?? []
+                filed.append(stored)
+                accessTokens[bucket] = filed
             } else if var filed = accessTokens[bucket] {
                 filed.removeAll { $0.id == id }
                 accessTokens[bucket] = filed.isEmpty ? nil : filed
             }
         case .refreshToken(let token):
-            let account = token.homeAccountId?.normalised ?? ""
-            let client = token.clientId.asciiLowercased
+            let account = token.homeAccountId?.key ?? .empty
+            let environment = token.environment.groupKey
             Self.update(
-                &ownRefreshTokens, RefreshTokenBucket(account: account, environment: token.environment.group, owner: client), id,
+                &ownRefreshTokens, RefreshTokenBucket(account: account, environment: environment, owner: token.clientKey), id,
                 adding)
-            Self.count(&accountsWithClientToken, client, account, adding)
-            if let family = token.familyId {
+            Self.count(&accountsWithClientToken, token.clientKey, account, adding)
+            if let family = token.familyKey {
                 Self.update(
-                    &familyRefreshTokens,
-                    RefreshTokenBucket(account: account, environment: token.environment.group, owner: family), id, adding)
+                    &familyRefreshTokens, RefreshTokenBucket(account: account, environment: environment, owner: family), id,
+                    adding)
                 Self.count(&accountsWithFamilyToken, family, account, adding)
             }
         case .idToken: break
         case .account(let account):
-            Self.update(&accountsByHome, account.homeAccountId.normalised, id, adding)
+            Self.update(&accountsByHome, account.homeAccountId.key, id, adding)
             if !account.username.isEmpty {
-                Self.update(&accountsByUsername, account.username.asciiLowercased, id, adding)
+                Self.update(&accountsByUsername, account.usernameKey, id, adding)
             }
         case .appMetadata(let metadata):
-            Self.update(&appMetadataByClient, metadata.clientId.asciiLowercased, id, adding)
+            Self.update(&appMetadataByClient, metadata.clientKey, id, adding)
         }
-        if let account = stored.entry.homeAccount { Self.update(&entriesByAccount, account, id, adding) }
+        if let account = stored.entry.homeAccountKey { Self.update(&entriesByAccount, account, id, adding) }
     }
 
     private static func update<Key: Hashable>(
-        _ map: inout TreeDictionary<Key, [EntryID]>, _ key: Key, _ id: EntryID, _ adding: Bool
+        _ map: inout LayeredMap<Key, [EntryID]>, _ key: Key, _ id: EntryID, _ adding: Bool
     ) {
+        var ids = map[key] ?? []
         if adding {
-            map[key, default: []].append(id)
-        } else if var ids = map[key] {
-            ids.removeAll { $0 == id }
-            map[key] = ids.isEmpty ? nil : ids
+            ids.append(id)
+        } else {
+            guard let position = ids.firstIndex(of: id) else { return }
+            ids.remove(at: position)
         }
-    }
-
-    private static func update<Key: Hashable>(
-        _ map: inout TreeDictionary<Key, TreeSet<EntryID>>, _ key: Key, _ id: EntryID, _ adding: Bool
-    ) {
-        if adding {
-            map[key, default: []].insert(id)
-        } else if var ids = map[key] {
-            ids.remove(id)
-            map[key] = ids.isEmpty ? nil : ids
-        }
+        map[key] = ids.isEmpty ? nil : ids
     }
 
     private static func count(
-        _ map: inout TreeDictionary<String, TreeDictionary<String, Int>>, _ outer: String, _ inner: String, _ adding: Bool
+        _ map: inout LayeredMap<HashedString, LayeredMap<HashedString, Int>>, _ outer: HashedString, _ inner: HashedString,
+        _ adding: Bool
     ) {
-        var counts = map[outer] ?? [:]
+        var counts = map[outer] ?? LayeredMap()
         let next = (counts[inner] ?? 0) + (adding ? 1 : -1)
         counts[inner] = next > 0 ? next : nil
         map[outer] = counts.isEmpty ? nil : counts
+    }
+
+    // MARK: - Building in bulk
+
+    /// Files `all` into an index that holds no entry yet, every map in one pass: what opening
+    /// or reloading a group does with tens of thousands of entries, where inserting them one by
+    /// one would update a dozen persistent maps per entry.
+    ///
+    /// Every map is gathered in a plain dictionary that becomes the base of its ``LayeredMap``.
+    /// Entries must have distinct ids (store records do); a repeated id falls back to inserting
+    /// one by one, which is correct for any input.
+    mutating func fileAll(_ all: some Collection<StoredEntry>) {
+        precondition(entries.isEmpty, "fileAll(_:) fills an index without entries")
+        var entries: [EntryID: StoredEntry] = [:]
+        entries.reserveCapacity(all.count)
+        var accessTokens: [AccessTokenBucket: [StoredEntry]] = [:]
+        var ownRefreshTokens: [RefreshTokenBucket: [EntryID]] = [:]
+        var familyRefreshTokens: [RefreshTokenBucket: [EntryID]] = [:]
+        var accountsByHome: [HashedString: [EntryID]] = [:]
+        var accountsByUsername: [HashedString: [EntryID]] = [:]
+        var appMetadataByClient: [HashedString: [EntryID]] = [:]
+        var accountsWithClientToken: [HashedString: [HashedString: Int]] = [:]
+        var accountsWithFamilyToken: [HashedString: [HashedString: Int]] = [:]
+        var entriesByAccount: [HashedString: [EntryID]] = [:]
+        // By `CredentialKind.creationOrder`: counted per entry, so no hashing.
+        var countByKind = [Int](repeating: 0, count: CredentialKind.allCases.count)
+        var firstOrdinalOfKind = [UInt64](repeating: .max, count: CredentialKind.allCases.count)
+        var nextOrdinal = self.nextOrdinal
+        accessTokens.reserveCapacity(all.count / 2)
+        entriesByAccount.reserveCapacity(all.count / 4)
+        var repeated = false
+        for stored in all {
+            let id = stored.id
+            guard entries.updateValue(stored, forKey: id) == nil else {
+                repeated = true
+                break
+            }
+            let kind = id.kind.creationOrder
+            countByKind[kind] += 1
+            firstOrdinalOfKind[kind] = min(firstOrdinalOfKind[kind], stored.ordinal)
+            nextOrdinal = max(nextOrdinal, stored.ordinal + 1)
+            switch stored.entry {
+            case .accessToken(let token):
+                accessTokens[token.bucket, default: []].append(stored)
+            case .refreshToken(let token):
+                let account = token.homeAccountId?.key ?? .empty
+                let environment = token.environment.groupKey
+                ownRefreshTokens[
+                    RefreshTokenBucket(account: account, environment: environment, owner: token.clientKey), default: []
+                ]
+                .append(id)
+                accountsWithClientToken[token.clientKey, default: [:]][account, default: 0] += 1
+                if let family = token.familyKey {
+                    familyRefreshTokens[
+                        RefreshTokenBucket(account: account, environment: environment, owner: family), default: []
+                    ]
+                    .append(id)
+                    accountsWithFamilyToken[family, default: [:]][account, default: 0] += 1
+                }
+            case .idToken: break
+            case .account(let account):
+                accountsByHome[account.homeAccountId.key, default: []].append(id)
+                if !account.username.isEmpty { accountsByUsername[account.usernameKey, default: []].append(id) }
+            case .appMetadata(let metadata):
+                appMetadataByClient[metadata.clientKey, default: []].append(id)
+            }
+            if let account = stored.entry.homeAccountKey { entriesByAccount[account, default: []].append(id) }
+        }
+        if repeated {
+            for stored in all { insert(stored) }
+            return
+        }
+        let storage = self.storage(unique: ())
+        storage.entries = LayeredMap(entries)
+        storage.accessTokens = LayeredMap(accessTokens)
+        storage.ownRefreshTokens = LayeredMap(ownRefreshTokens)
+        storage.familyRefreshTokens = LayeredMap(familyRefreshTokens)
+        storage.accountsByHome = LayeredMap(accountsByHome)
+        storage.accountsByUsername = LayeredMap(accountsByUsername)
+        storage.appMetadataByClient = LayeredMap(appMetadataByClient)
+        storage.accountsWithClientToken = LayeredMap(accountsWithClientToken.mapValues { LayeredMap($0) })
+        storage.accountsWithFamilyToken = LayeredMap(accountsWithFamilyToken.mapValues { LayeredMap($0) })
+        storage.entriesByAccount = LayeredMap(entriesByAccount)
+        var counted: [CredentialKind: Int] = [:]
+        for kind in CredentialKind.allCases where countByKind[kind.creationOrder] > 0 {
+            counted[kind] = countByKind[kind.creationOrder]
+        }
+        storage.countByKind = counted
+        storage.nextOrdinal = nextOrdinal
+        // Sections the layout record did not name, in the order their first entries were written.
+        let written = CredentialKind.allCases.filter { firstOrdinalOfKind[$0.creationOrder] != .max }
+        for kind in written.sorted(by: { firstOrdinalOfKind[$0.creationOrder] < firstOrdinalOfKind[$1.creationOrder] }) {
+            noteSection(kind.sectionName)
+        }
+    }
+
+    /// The storage, copied first if another index shares it.
+    private mutating func storage(unique: Void) -> Storage {
+        makeUnique()
+        return storage
     }
 
     // MARK: - Queries
@@ -424,14 +485,22 @@ struct Index: Sendable {
     /// The client's own refresh tokens for the account in the environment's alias group,
     /// most recently written first.
     func ownRefreshTokens(account: String, environment: Environment, client: String) -> [StoredEntry] {
-        resolve(ownRefreshTokens[RefreshTokenBucket(account: account, environment: environment.group, owner: client)])
-            .sorted(by: Self.newerRefreshToken)
+        resolve(
+            ownRefreshTokens[
+                RefreshTokenBucket(account: HashedString(account), environment: environment.groupKey, owner: HashedString(client))
+            ]
+        )
+        .sorted(by: Self.newerRefreshToken)
     }
 
     /// The family's refresh tokens for the account, most recently written first.
     func familyRefreshTokens(account: String, environment: Environment, family: String) -> [StoredEntry] {
-        resolve(familyRefreshTokens[RefreshTokenBucket(account: account, environment: environment.group, owner: family)])
-            .sorted(by: Self.newerRefreshToken)
+        resolve(
+            familyRefreshTokens[
+                RefreshTokenBucket(account: HashedString(account), environment: environment.groupKey, owner: HashedString(family))
+            ]
+        )
+        .sorted(by: Self.newerRefreshToken)
     }
 
     private static func newerRefreshToken(_ lhs: StoredEntry, _ rhs: StoredEntry) -> Bool {
@@ -443,7 +512,7 @@ struct Index: Sendable {
 
     /// The client's app metadata in the environment's alias group (or any, when `nil`).
     func appMetadata(client: String, environment: Environment?) -> StoredEntry? {
-        resolve(appMetadataByClient[client]).first {
+        resolve(appMetadataByClient[HashedString(client)]).first {
             guard case .appMetadata(let metadata) = $0.entry else { return false }
             return environment.map { metadata.environment.isAlias(of: $0) } ?? true
         }
@@ -479,9 +548,11 @@ struct Index: Sendable {
     func visibleAccounts(client: String) -> [String] {
         let state = clientStates[client]
         var accounts = Set<String>()
-        if let own = accountsWithClientToken[client] { accounts.formUnion(own.keys) }
-        if let family = family(of: client, environment: nil), let members = accountsWithFamilyToken[family] {
-            accounts.formUnion(members.keys)
+        if let own = accountsWithClientToken[HashedString(client)] {
+            own.forEach { account, _ in accounts.insert(account.value) }
+        }
+        if let family = family(of: client, environment: nil), let members = accountsWithFamilyToken[HashedString(family)] {
+            members.forEach { account, _ in accounts.insert(account.value) }
         }
         if let state {
             accounts.formUnion(state.signedIn)
@@ -496,15 +567,17 @@ struct Index: Sendable {
             if state.signedOut.contains(account) { return false }
             if state.signedIn.contains(account) { return true }
         }
-        if accountsWithClientToken[client]?[account] != nil { return true }
+        let key = HashedString(account)
+        if accountsWithClientToken[HashedString(client)]?[key] != nil { return true }
         guard let family = family(of: client, environment: nil) else { return false }
-        return accountsWithFamilyToken[family]?[account] != nil
+        return accountsWithFamilyToken[HashedString(family)]?[key] != nil
     }
 
     /// The account entry that stands for a home account: the one in its home tenant, else the
     /// first written.
     func primaryAccount(_ homeAccount: String) -> Account? {
-        let accounts = resolve(accountsByHome[homeAccount]).sorted { $0.ordinal < $1.ordinal }.compactMap { stored -> Account? in
+        let accounts = resolve(accountsByHome[HashedString(homeAccount)]).sorted { $0.ordinal < $1.ordinal }.compactMap {
+            stored -> Account? in
             guard case .account(let account) = stored.entry else { return nil }
             return account
         }
@@ -513,7 +586,7 @@ struct Index: Sendable {
 
     /// Every account entry (every tenant) of a home account, in document order.
     func accountEntries(_ homeAccount: String) -> [StoredEntry] {
-        resolve(accountsByHome[homeAccount]).sorted { $0.ordinal < $1.ordinal }
+        resolve(accountsByHome[HashedString(homeAccount)]).sorted { $0.ordinal < $1.ordinal }
     }
 
     /// Every account entry (every tenant) of a home account.
@@ -527,7 +600,8 @@ struct Index: Sendable {
     /// Accounts whose username matches, case-insensitively, one per home account.
     func accounts(username: String) -> [Account] {
         var seen = Set<String>()
-        return resolve(accountsByUsername[username.lowercased()]).sorted { $0.ordinal < $1.ordinal }.compactMap { stored in
+        return resolve(accountsByUsername[HashedString(username.lowercased())]).sorted { $0.ordinal < $1.ordinal }.compactMap {
+            stored in
             guard case .account(let account) = stored.entry, seen.insert(account.homeAccountId.normalised).inserted else {
                 return nil
             }
@@ -545,7 +619,7 @@ struct Index: Sendable {
 
     /// Every entry of an account, for every client.
     func entries(account: String) -> [StoredEntry] {
-        guard let ids = entriesByAccount[account] else { return [] }
+        guard let ids = entriesByAccount[HashedString(account)] else { return [] }
         return ids.compactMap { entries[$0] }
     }
 

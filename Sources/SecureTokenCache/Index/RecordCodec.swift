@@ -34,11 +34,7 @@ enum RecordCodec {
     static func recordID(_ id: EntryID) -> RecordID { RecordID(kind: recordKind(id.kind), name: id.key) }
 
     static func record(_ stored: StoredEntry) -> Record {
-        var payload: [UInt8] = [formatVersion]
-        payload.reserveCapacity(512)
-        withUnsafeBytes(of: stored.ordinal.littleEndian) { payload.append(contentsOf: $0) }
-        CompactJSONWriter.write(.object(stored.entry.fields), into: &payload)
-        return Record(id: recordID(stored.id), payload: payload)
+        Record(id: recordID(stored.id), payload: EntryPayload.encode(stored))
     }
 
     static func record(clientState: ClientState, client: String) -> Record {
@@ -86,6 +82,12 @@ enum RecordCodec {
 
     /// Decodes one store change.
     static func decode(_ change: RecordChange) throws -> DecodedChange? {
+        var decoder = EntryDecoder()
+        return try decode(change, with: &decoder)
+    }
+
+    /// Decodes one store change with a decoder shared by the changes of one update.
+    static func decode(_ change: RecordChange, with decoder: inout EntryDecoder) throws -> DecodedChange? {
         switch change {
         case .delete(let id):
             if let kind = credentialKind(id.kind) { return .remove(EntryID(kind: kind, key: id.name)) }
@@ -96,12 +98,18 @@ enum RecordCodec {
             default: return nil
             }
         case .put(let record):
-            return try decode(record)
+            return try decode(record, with: &decoder)
         }
     }
 
     /// Decodes one record.
     static func decode(_ record: Record) throws -> DecodedChange {
+        var decoder = EntryDecoder()
+        return try decode(record, with: &decoder)
+    }
+
+    /// Decodes one record with a decoder shared by the records of one load.
+    static func decode(_ record: Record, with decoder: inout EntryDecoder) throws -> DecodedChange {
         do {
             switch record.id.kind {
             case .layout:
@@ -121,6 +129,10 @@ enum RecordCodec {
                 return .tenantAlias(record.id.name, String(decoding: record.payload.dropFirst(), as: UTF8.self))
             case .accessToken, .refreshToken, .idToken, .account, .appMetadata:
                 let kind = credentialKind(record.id.kind)!
+                if record.payload.first == EntryPayload.version {
+                    let (ordinal, entry) = try decoder.decode(kind: kind, payload: record.payload)
+                    return .insert(StoredEntry(id: EntryID(kind: kind, key: record.id.name), ordinal: ordinal, entry: entry))
+                }
                 guard record.payload.count >= 9 else {
                     throw TokenCacheError(.storeCorrupted, "an entry record is shorter than its header")
                 }
@@ -172,7 +184,12 @@ enum RecordCodec {
     static func decode(_ update: StoreUpdate) throws -> DecodedUpdate {
         switch update {
         case .unchanged: .unchanged
-        case .changes(let changes, _): .changes(try changes.compactMap { try decode($0) })
+        case .changes(let changes, _):
+            .changes(
+                try {
+                    var decoder = EntryDecoder()
+                    return try changes.compactMap { try decode($0, with: &decoder) }
+                }())
         case .reload(let records, _): .reload(try build(records))
         }
     }
@@ -196,8 +213,19 @@ enum RecordCodec {
         var index = Index()
         // The layout first, so entry insertions do not invent a section order.
         for record in records where record.id.kind == .layout { try apply(record, to: &index) }
-        for change in try decodeAll(records.filter { $0.id.kind != .layout }) { file(change, into: &index) }
+        let decoded = try decodeAll(records.filter { $0.id.kind != .layout })
+        for change in decoded.others { file(change, into: &index) }
+        index.fileAll(decoded.entries.joined())
         return index
+    }
+
+    /// A group's records decoded: its entries, and the rest (client state, tenant aliases,
+    /// unknown sections), each in record order.
+    struct DecodedRecords {
+        /// The entries, in chunks (one per decoding thread): joining them would touch every
+        /// entry once more, from another processor's cache.
+        var entries: [[StoredEntry]] = []
+        var others: [DecodedChange] = []
     }
 
     /// Below this many records, decoding on one thread is cheaper than starting others.
@@ -205,24 +233,45 @@ enum RecordCodec {
 
     /// Decodes records in order; a large group (opening one, a reload) is decoded by one task
     /// per processor (at most 4), since each record parses on its own.
-    static func decodeAll(_ records: [Record]) throws -> [DecodedChange] {
+    static func decodeAll(_ records: [Record]) throws -> DecodedRecords {
         let processors = min(4, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
-        guard records.count >= parallelDecodingThreshold, processors > 1 else { return try records.map(decode) }
+        guard records.count >= parallelDecodingThreshold, processors > 1 else {
+            return try decode(records[...])
+        }
         let chunkCount = processors
         let chunkSize = (records.count + chunkCount - 1) / chunkCount
-        let chunks = Mutex([[DecodedChange]?](repeating: nil, count: chunkCount))
+        let chunks = Mutex([DecodedRecords?](repeating: nil, count: chunkCount))
         let failure = Mutex<(any Error)?>(nil)
         DispatchQueue.concurrentPerform(iterations: chunkCount) { chunk in
             let range = (chunk * chunkSize)..<min(records.count, (chunk + 1) * chunkSize)
             do {
-                let decoded = try records[range].map(decode)
+                let decoded = try decode(records[range])
                 chunks.withLock { $0[chunk] = decoded }
             } catch {
                 failure.withLock { $0 = $0 ?? error }
             }
         }
         if let error = failure.withLock({ $0 }) { throw error }
-        return chunks.withLock { $0.flatMap { $0 ?? [] } }
+        return chunks.withLock { chunks in
+            var all = DecodedRecords()
+            for chunk in chunks {
+                all.entries += chunk?.entries ?? []
+                all.others += chunk?.others ?? []
+            }
+            return all
+        }
+    }
+
+    private static func decode(_ records: ArraySlice<Record>) throws -> DecodedRecords {
+        var decoder = EntryDecoder()
+        var entries: [StoredEntry] = []
+        entries.reserveCapacity(records.count)
+        var others: [DecodedChange] = []
+        for record in records {
+            let change = try decode(record, with: &decoder)
+            if case .insert(let stored) = change { entries.append(stored) } else { others.append(change) }
+        }
+        return DecodedRecords(entries: [entries], others: others)
     }
 }
 

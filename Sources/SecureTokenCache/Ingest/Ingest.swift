@@ -147,8 +147,8 @@ struct Ingest {
         // with exactly the same scopes is updated in place (keeping another SDK's key).
         let token = accessToken
         let bucket = AccessTokenBucket(
-            account: account, environment: authorityEnvironment.group, realm: realm.lowercased(), client: client,
-            tokenType: token.tokenType.lowercased(), extCacheKey: ""
+            account: HashedString(account), environment: authorityEnvironment.groupKey, realm: HashedString(realm.lowercased()),
+            client: HashedString(client), tokenType: HashedString(token.tokenType.lowercased()), extCacheKey: .empty
         )
         let replaced = transaction.index.accessTokens(in: bucket, intersecting: token.scopes)
         let sameScopes = replaced.first {

@@ -5,7 +5,7 @@
 public struct AccessToken: Sendable, Hashable {
     /// The parsed members, shared by every copy: a copy of the entry is one retain.
     private final class Storage: Sendable {
-        let fields: JSONObject
+        let members: EntryMembers
         let secret: String
         let homeAccountId: HomeAccountId?
         let environment: Environment
@@ -19,30 +19,41 @@ public struct AccessToken: Sendable, Hashable {
         let tokenType: String
         let keyId: String?
         let extCacheKey: String?
+        let bucket: AccessTokenBucket
 
-        init(fields: JSONObject) {
-            self.fields = fields
-            secret = fields.string("secret") ?? ""
-            homeAccountId = fields.string("home_account_id").flatMap { $0.isEmpty ? nil : HomeAccountId($0) }
-            environment = Environment(fields.string("environment") ?? "")
-            clientId = fields.string("client_id") ?? ""
-            realm = fields.string("realm") ?? ""
-            scopes = Scopes(target: fields.string("target") ?? "")
-            cachedAt = fields.seconds("cached_at")
-            expiresOn = fields.seconds("expires_on") ?? 0
-            extendedExpiresOn = fields.seconds("extended_expires_on") ?? fields.seconds("ext_expires_on")
-            refreshOn = fields.seconds("refresh_on")
-            let type = fields.string("token_type") ?? ""
+        init(members: EntryMembers, parts: EntryParts) {
+            self.members = members
+            secret = parts.string(.secret) ?? ""
+            homeAccountId = parts.credentialHomeAccountId()
+            environment = parts.environment()
+            clientId = parts.string(.clientId) ?? ""
+            realm = parts.string(.realm) ?? ""
+            scopes = parts.grantedScopes()
+            cachedAt = parts.seconds(.cachedAt)
+            expiresOn = parts.seconds(.expiresOn) ?? 0
+            extendedExpiresOn = parts.seconds(.extendedExpiresOn) ?? parts.seconds(.extExpiresOn)
+            refreshOn = parts.seconds(.refreshOn)
+            let type = parts.string(.tokenType) ?? ""
             tokenType = type.isEmpty ? "Bearer" : type
-            keyId = fields.string("key_id")
-            extCacheKey = fields.string("ext_cache_key").flatMap { $0.isEmpty ? nil : $0 }
+            keyId = parts.string(.keyId)
+            extCacheKey = parts.string(.extCacheKey).flatMap { $0.isEmpty ? nil : $0 }
+            bucket = AccessTokenBucket(
+                account: homeAccountId?.key ?? .empty,
+                environment: environment.groupKey,
+                realm: parts.lowercasedKey(.realm),
+                client: parts.lowercasedKey(.clientId),
+                tokenType: type.isEmpty ? .bearer : parts.lowercasedKey(.tokenType),
+                extCacheKey: extCacheKey == nil ? .empty : parts.lowercasedKey(.extCacheKey)
+            )
         }
     }
 
     private let storage: Storage
 
     /// Every member of the entry as stored.
-    public var fields: JSONObject { storage.fields }
+    public var fields: JSONObject { storage.members.object }
+    /// The members as held: the record payload the entry was read from, or an object.
+    var members: EntryMembers { storage.members }
 
     /// The token itself. Never log it.
     public var secret: String { storage.secret }
@@ -84,9 +95,17 @@ public struct AccessToken: Sendable, Hashable {
     /// The extended cache key that isolates tokens of one request shape.
     public var extCacheKey: String? { storage.extCacheKey }
 
+    /// Where the index files the token (computed once, when the entry is read).
+    var bucket: AccessTokenBucket { storage.bucket }
+
     /// An entry from its stored members.
     public init(fields: JSONObject) {
-        storage = Storage(fields: fields)
+        self.init(members: .object(fields), parts: EntryParts(fields))
+    }
+
+    /// An entry from its stored members, with their known ones already picked out.
+    init(members: EntryMembers, parts: EntryParts) {
+        storage = Storage(members: members, parts: parts)
     }
 
     /// Whether two values are equal (see the type's doc for what is compared).

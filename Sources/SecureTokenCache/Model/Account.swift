@@ -4,7 +4,7 @@
 public struct Account: Sendable, Hashable {
     /// The parsed members, shared by every copy: a copy of the entry is one retain.
     private final class Storage: Sendable {
-        let fields: JSONObject
+        let members: EntryMembers
         let homeAccountId: HomeAccountId
         let environment: Environment
         let realm: String
@@ -12,23 +12,27 @@ public struct Account: Sendable, Hashable {
         let username: String
         let authorityType: String
         let name: String?
+        let usernameKey: HashedString
 
-        init(fields: JSONObject) {
-            self.fields = fields
-            homeAccountId = HomeAccountId(fields.string("home_account_id") ?? "")
-            environment = Environment(fields.string("environment") ?? "")
-            realm = fields.string("realm") ?? ""
-            localAccountId = fields.string("local_account_id") ?? ""
-            username = fields.string("username") ?? ""
-            authorityType = fields.string("authority_type") ?? ""
-            name = fields.string("name")
+        init(members: EntryMembers, parts: EntryParts) {
+            self.members = members
+            homeAccountId = (parts.homeAccount ?? nil) ?? HomeAccountId(parts.string(.homeAccountId) ?? "")
+            environment = parts.environment()
+            realm = parts.string(.realm) ?? ""
+            localAccountId = parts.string(.localAccountId) ?? ""
+            username = parts.string(.username) ?? ""
+            authorityType = parts.string(.authorityType) ?? ""
+            name = parts.string(.name)
+            usernameKey = parts.lowercasedKey(.username)
         }
     }
 
     private let storage: Storage
 
     /// Every member of the entry as stored.
-    public var fields: JSONObject { storage.fields }
+    public var fields: JSONObject { storage.members.object }
+    /// The members as held: the record payload the entry was read from, or an object.
+    var members: EntryMembers { storage.members }
 
     /// The user across tenants and apps.
     public var homeAccountId: HomeAccountId { storage.homeAccountId }
@@ -50,10 +54,17 @@ public struct Account: Sendable, Hashable {
 
     /// The display name, when the SDK stored one.
     public var name: String? { storage.name }
+    /// The username, lower-cased, with its hash: what the index files the account under.
+    var usernameKey: HashedString { storage.usernameKey }
 
     /// An entry from its stored members.
     public init(fields: JSONObject) {
-        storage = Storage(fields: fields)
+        self.init(members: .object(fields), parts: EntryParts(fields))
+    }
+
+    /// An entry from its stored members, with their known ones already picked out.
+    init(members: EntryMembers, parts: EntryParts) {
+        storage = Storage(members: members, parts: parts)
     }
 
     /// Whether two values are equal (see the type's doc for what is compared).

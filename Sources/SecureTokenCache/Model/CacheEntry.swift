@@ -8,12 +8,28 @@ enum CacheEntry: Sendable, Hashable {
 
     /// Reads an entry of `kind` from its stored members.
     init(kind: CredentialKind, fields: JSONObject) {
+        self.init(kind: kind, members: .object(fields), parts: EntryParts(fields))
+    }
+
+    /// Reads an entry of `kind` from its stored members, whose known ones `parts` picked out.
+    init(kind: CredentialKind, members: EntryMembers, parts: EntryParts) {
         switch kind {
-        case .accessToken: self = .accessToken(AccessToken(fields: fields))
-        case .refreshToken: self = .refreshToken(RefreshToken(fields: fields))
-        case .idToken: self = .idToken(IdToken(fields: fields))
-        case .account: self = .account(Account(fields: fields))
-        case .appMetadata: self = .appMetadata(AppMetadata(fields: fields))
+        case .accessToken: self = .accessToken(AccessToken(members: members, parts: parts))
+        case .refreshToken: self = .refreshToken(RefreshToken(members: members, parts: parts))
+        case .idToken: self = .idToken(IdToken(members: members, parts: parts))
+        case .account: self = .account(Account(members: members, parts: parts))
+        case .appMetadata: self = .appMetadata(AppMetadata(members: members, parts: parts))
+        }
+    }
+
+    /// The members as the entry holds them (the record payload it was read from, if any).
+    var members: EntryMembers {
+        switch self {
+        case .accessToken(let entry): entry.members
+        case .refreshToken(let entry): entry.members
+        case .idToken(let entry): entry.members
+        case .account(let entry): entry.members
+        case .appMetadata(let entry): entry.members
         }
     }
 
@@ -55,6 +71,17 @@ enum CacheEntry: Sendable, Hashable {
         case .refreshToken(let entry): entry.homeAccountId?.normalised
         case .idToken(let entry): entry.homeAccountId?.normalised
         case .account(let entry): entry.homeAccountId.normalised
+        case .appMetadata: nil
+        }
+    }
+
+    /// ``homeAccount`` with its hash: what the index files the account's entries under.
+    var homeAccountKey: HashedString? {
+        switch self {
+        case .accessToken(let entry): entry.homeAccountId?.key
+        case .refreshToken(let entry): entry.homeAccountId?.key
+        case .idToken(let entry): entry.homeAccountId?.key
+        case .account(let entry): entry.homeAccountId.key
         case .appMetadata: nil
         }
     }

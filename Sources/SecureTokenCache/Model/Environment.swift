@@ -20,20 +20,31 @@ public struct Environment: Sendable, Hashable, CustomStringConvertible {
         return map
     }()
 
+    /// The parsed forms, shared by every copy (a copy is one retain).
+    private final class Storage: Sendable {
+        let host: String
+        let groupKey: HashedString
+
+        init(_ host: String) {
+            var normalised = host.asciiLowercased
+            if normalised.hasSuffix(".") { normalised.removeLast() }
+            self.host = normalised
+            groupKey = HashedString(Environment.groupOfHost[normalised] ?? normalised)
+        }
+    }
+
+    private let storage: Storage
+
     /// The host as written in the cache entry or the authority (lower-cased).
-    public let host: String
+    public var host: String { storage.host }
     /// The first host of the alias group: equal for every alias of one cloud.
-    public let group: String
-    /// `group.hashValue`, computed once.
-    let groupHash: Int
+    public var group: String { storage.groupKey.value }
+    /// ``group`` with its hash: what the index files entries under.
+    var groupKey: HashedString { storage.groupKey }
 
     /// The environment of a host name; case and a trailing dot do not matter.
     public init(_ host: String) {
-        var normalised = host.asciiLowercased
-        if normalised.hasSuffix(".") { normalised.removeLast() }
-        self.host = normalised
-        self.group = Self.groupOfHost[normalised] ?? normalised
-        self.groupHash = group.hashValue
+        storage = Storage(host)
     }
 
     /// The hosts this one stands for in lookups: its alias group, or itself.
@@ -42,8 +53,13 @@ public struct Environment: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Whether two hosts are aliases of one cloud.
-    public func isAlias(of other: Environment) -> Bool { group == other.group }
+    public func isAlias(of other: Environment) -> Bool { groupKey == other.groupKey }
 
     /// A description for people; never contains a secret.
     public var description: String { host }
+
+    /// Whether two values name the same host.
+    public static func == (lhs: Environment, rhs: Environment) -> Bool { lhs.storage === rhs.storage || lhs.host == rhs.host }
+    /// Hashes what ``==`` compares.
+    public func hash(into hasher: inout Hasher) { hasher.combine(host) }
 }

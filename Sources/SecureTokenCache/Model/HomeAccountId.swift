@@ -3,21 +3,35 @@
 ///
 /// It identifies one user across tenants and apps; comparisons are case-insensitive.
 public struct HomeAccountId: Sendable, Hashable, CustomStringConvertible {
+    /// The parsed forms, shared by every copy: the index files every entry of a user under the
+    /// same identifier, and a copy is one retain.
+    private final class Storage: Sendable {
+        let rawValue: String
+        let key: HashedString
+        let normalisedTenantId: String?
+
+        init(_ rawValue: String) {
+            self.rawValue = rawValue
+            let normalised = rawValue.asciiLowercased
+            key = HashedString(normalised)
+            normalisedTenantId = normalised.suffix(afterLast: UInt8(ascii: ".")).flatMap { $0.isEmpty ? nil : String($0) }
+        }
+    }
+
+    private let storage: Storage
+
     /// The identifier exactly as stored.
-    public let rawValue: String
+    public var rawValue: String { storage.rawValue }
     /// Lower-cased, for comparisons.
-    let normalised: String
-    /// `normalised.hashValue`, computed once (lookups hash it on every call otherwise).
-    let normalisedHash: Int
+    var normalised: String { storage.key.value }
+    /// Lower-cased with its hash: what the index files the user's entries under.
+    var key: HashedString { storage.key }
     /// The home tenant id, lower-cased, computed once.
-    let normalisedTenantId: String?
+    var normalisedTenantId: String? { storage.normalisedTenantId }
 
     /// An identifier from its stored form.
     public init(_ rawValue: String) {
-        self.rawValue = rawValue
-        self.normalised = rawValue.asciiLowercased
-        self.normalisedHash = normalised.hashValue
-        normalisedTenantId = normalised.suffix(afterLast: UInt8(ascii: ".")).flatMap { $0.isEmpty ? nil : String($0) }
+        storage = Storage(rawValue)
     }
 
     /// An identifier from `client_info`'s `uid` and `utid`.
@@ -37,7 +51,7 @@ public struct HomeAccountId: Sendable, Hashable, CustomStringConvertible {
     public var description: String { rawValue }
 
     /// Whether two values are equal (see the type's doc for what is compared).
-    public static func == (lhs: HomeAccountId, rhs: HomeAccountId) -> Bool { lhs.normalised == rhs.normalised }
+    public static func == (lhs: HomeAccountId, rhs: HomeAccountId) -> Bool { lhs.storage === rhs.storage || lhs.key == rhs.key }
     /// Hashes what ``==`` compares.
     public func hash(into hasher: inout Hasher) { hasher.combine(normalised) }
 }

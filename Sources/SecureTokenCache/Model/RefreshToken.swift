@@ -1,34 +1,74 @@
 /// A refresh token entry (`RefreshToken` section); a family refresh token when ``familyId`` is set.
+///
+/// The typed properties are read from ``fields``, which holds every member as stored, unknown
+/// ones included, in their original order; writing the entry back writes ``fields``.
 public struct RefreshToken: Sendable, Hashable {
-    /// Every member of the entry as stored.
-    public let fields: JSONObject
+    /// The parsed members, shared by every copy: a copy of the entry is one retain.
+    private final class Storage: Sendable {
+        let members: EntryMembers
+        let secret: String
+        let homeAccountId: HomeAccountId?
+        let environment: Environment
+        let clientId: String
+        let familyId: String?
+        let target: String?
+        let lastModificationTime: Int64?
+        let clientKey: HashedString
+        let familyKey: HashedString?
 
+        init(members: EntryMembers, parts: EntryParts) {
+            self.members = members
+            secret = parts.string(.secret) ?? ""
+            homeAccountId = parts.credentialHomeAccountId()
+            environment = parts.environment()
+            clientId = parts.string(.clientId) ?? ""
+            familyId = parts.string(.familyId).flatMap { $0.isEmpty ? nil : $0 }
+            target = parts.string(.target)
+            lastModificationTime = parts.seconds(.lastModificationTime)
+            clientKey = parts.lowercasedKey(.clientId)
+            familyKey = familyId.map(HashedString.init)
+        }
+    }
+
+    private let storage: Storage
+
+    /// Every member of the entry as stored.
+    public var fields: JSONObject { storage.members.object }
+    /// The members as held: the record payload the entry was read from, or an object.
+    var members: EntryMembers { storage.members }
     /// The token itself. Never log it.
-    public let secret: String
+    public var secret: String { storage.secret }
     /// The user the token is for.
-    public let homeAccountId: HomeAccountId?
+    public var homeAccountId: HomeAccountId? { storage.homeAccountId }
     /// The cloud host the token came from.
-    public let environment: Environment
+    public var environment: Environment { storage.environment }
     /// The client id the token was issued to.
-    public let clientId: String
+    public var clientId: String { storage.clientId }
     /// The FOCI family (`"1"`) when this is a family refresh token.
-    public let familyId: String?
+    public var familyId: String? { storage.familyId }
     /// The scopes granted with the token (optional in the schema).
-    public let target: String?
+    public var target: String? { storage.target }
     /// When the token was last written, in Unix seconds.
-    public let lastModificationTime: Int64?
+    public var lastModificationTime: Int64? { storage.lastModificationTime }
+    /// The client id, lower-cased, with its hash: what the index files the token under.
+    var clientKey: HashedString { storage.clientKey }
+    /// The family id with its hash, when this is a family refresh token.
+    var familyKey: HashedString? { storage.familyKey }
 
     /// An entry from its stored members.
     public init(fields: JSONObject) {
-        self.fields = fields
-        secret = fields.string("secret") ?? ""
-        homeAccountId = fields.string("home_account_id").flatMap { $0.isEmpty ? nil : HomeAccountId($0) }
-        environment = Environment(fields.string("environment") ?? "")
-        clientId = fields.string("client_id") ?? ""
-        familyId = fields.string("family_id").flatMap { $0.isEmpty ? nil : $0 }
-        target = fields.string("target")
-        lastModificationTime = fields.seconds("last_modification_time")
+        self.init(members: .object(fields), parts: EntryParts(fields))
     }
+
+    /// An entry from its stored members, with their known ones already picked out.
+    init(members: EntryMembers, parts: EntryParts) {
+        storage = Storage(members: members, parts: parts)
+    }
+
+    /// Whether two values are equal (see the type's doc for what is compared).
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.storage === rhs.storage || lhs.fields == rhs.fields }
+    /// Hashes what ``==`` compares.
+    public func hash(into hasher: inout Hasher) { hasher.combine(fields) }
 
     /// The key msal-python 1.39.0 files this entry under.
     public var msalKey: String {

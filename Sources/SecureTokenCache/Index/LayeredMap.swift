@@ -1,0 +1,120 @@
+import HashTreeCollections
+
+/// A persistent map in two layers: a plain dictionary built in bulk, and a persistent hash trie
+/// of the changes made since.
+///
+/// Opening a group files tens of thousands of entries at once: a `Dictionary` builds that
+/// several times faster than inserting into a `TreeDictionary` one key at a time, and frees it
+/// ten times faster (a trie node destroys its key-value pairs one by one through generic value
+/// witnesses). Writes, which must not copy the whole map while a reader holds a snapshot, go to
+/// the trie: a copy of the map is O(1), a change O(log n). When the changes outgrow half the
+/// base they are folded into a new base, so a long-lived map stays mostly flat: O(n) now and
+/// then, O(1) amortised per change.
+///
+/// The base is never changed in place once another copy may share it, so every copy (every
+/// index snapshot) keeps its contents.
+struct LayeredMap<Key: Hashable, Value> {
+    /// What the map held when it was last built or folded.
+    private var base: [Key: Value]
+    /// Changes since: a value, or `nil` for a key removed from `base`.
+    private var changes: TreeDictionary<Key, Value?> = [:]
+    /// The number of keys.
+    private(set) var count: Int
+
+    /// Folding waits for at least this many changes.
+    private static var minimumChangesToFold: Int { 64 }
+
+    /// An empty map.
+    init() {
+        base = [:]
+        count = 0
+    }
+
+    /// A map of `contents`, built in one go.
+    init(_ contents: [Key: Value]) {
+        base = contents
+        count = contents.count
+    }
+
+    /// Whether the map has no key.
+    var isEmpty: Bool { count == 0 }
+
+    /// The value of `key`; setting `nil` removes it.
+    subscript(key: Key) -> Value? {
+        get {
+            if !changes.isEmpty, let changed = changes[key] { return changed }
+            return base[key]
+        }
+        set {
+            if let newValue { updateValue(newValue, forKey: key) } else { removeValue(forKey: key) }
+        }
+    }
+
+    /// Sets the value of `key`; returns the value it replaced.
+    @discardableResult
+    mutating func updateValue(_ value: Value, forKey key: Key) -> Value? {
+        let replaced: Value?
+        if let changed = changes.updateValue(value, forKey: key) {
+            replaced = changed
+        } else {
+            replaced = base[key]
+        }
+        if replaced == nil { count += 1 }
+        foldIfLarge()
+        return replaced
+    }
+
+    /// Removes `key`; returns the value it had.
+    @discardableResult
+    mutating func removeValue(forKey key: Key) -> Value? {
+        let removed: Value?
+        if let original = base[key] {
+            // Shadow the base's value; what the key held last is the change, if there was one.
+            if let changed = changes.updateValue(nil, forKey: key) { removed = changed } else { removed = original }
+        } else {
+            removed = changes.removeValue(forKey: key) ?? nil
+        }
+        if removed != nil { count -= 1 }
+        foldIfLarge()
+        return removed
+    }
+
+    private mutating func foldIfLarge() {
+        guard changes.count >= Self.minimumChangesToFold, changes.count > base.count / 2 else { return }
+        var folded = base
+        folded.reserveCapacity(count)
+        for (key, value) in changes { folded[key] = value }
+        base = folded
+        changes = [:]
+    }
+
+    /// Calls `body` with every key and value, in no particular order.
+    func forEach(_ body: (Key, Value) throws -> Void) rethrows {
+        if changes.isEmpty {
+            for (key, value) in base { try body(key, value) }
+            return
+        }
+        for (key, value) in changes { if let value { try body(key, value) } }
+        for (key, value) in base where changes[key] == nil { try body(key, value) }
+    }
+
+    /// Every key, in no particular order.
+    var keys: [Key] {
+        if changes.isEmpty { return Array(base.keys) }
+        var keys: [Key] = []
+        keys.reserveCapacity(count)
+        forEach { key, _ in keys.append(key) }
+        return keys
+    }
+
+    /// Every value, in no particular order.
+    var values: [Value] {
+        if changes.isEmpty { return Array(base.values) }
+        var values: [Value] = []
+        values.reserveCapacity(count)
+        forEach { _, value in values.append(value) }
+        return values
+    }
+}
+
+extension LayeredMap: Sendable where Key: Sendable, Value: Sendable {}

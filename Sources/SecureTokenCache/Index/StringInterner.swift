@@ -1,0 +1,134 @@
+import Glibc
+
+/// One `String` per distinct text, for decoding many records whose members repeat (every entry of
+/// a user names the same account, cloud, client and tenant): a repeat costs a hash and a
+/// comparison instead of an allocation, and the group holds one copy of each.
+///
+/// Also remembers the ``HomeAccountId``, ``Environment`` and ``Scopes`` parsed from an interned
+/// string, so each distinct value is parsed once.
+///
+/// An open-addressing table over a fast multiplicative hash of the bytes. The bytes come from
+/// records this library sealed, so the table need not resist chosen collisions.
+struct StringInterner {
+    /// What an interned string was parsed into, if anything.
+    private enum Parsed {
+        case none
+        case homeAccountId(HomeAccountId?)
+        case environment(Environment)
+        case scopes(Scopes)
+        case lowercasedKey(HashedString)
+    }
+
+    private struct Interned {
+        let hash: UInt64
+        let string: String
+        var parsed: Parsed = .none
+    }
+
+    private var interned: [Interned] = []
+    /// Positions in `interned` plus one (0: an empty slot); a power of two in size.
+    private var table: [Int32] = []
+    private var mask = 0
+
+    /// An empty interner.
+    init() {}
+
+    /// The slot of the string with exactly these UTF-8 bytes, interning it if new.
+    mutating func slot(of bytes: UnsafeRawBufferPointer) -> Int {
+        if interned.count * 2 >= table.count { grow() }
+        let hash = Self.hash(bytes)
+        var position = Int(truncatingIfNeeded: hash) & mask
+        while true {
+            let entry = Int(table[position])
+            if entry == 0 { break }
+            let candidate = interned[entry - 1]
+            if candidate.hash == hash && Self.equal(candidate.string, bytes) { return entry - 1 }
+            position = (position + 1) & mask
+        }
+        interned.append(Interned(hash: hash, string: String(decoding: bytes.assumingMemoryBound(to: UInt8.self), as: UTF8.self)))
+        table[position] = Int32(interned.count)
+        return interned.count - 1
+    }
+
+    /// The string with exactly these UTF-8 bytes, interned.
+    mutating func intern(_ bytes: UnsafeRawBufferPointer) -> String {
+        guard bytes.count > 15 else {
+            // Short strings live inside the `String` value itself: nothing to share.
+            return String(decoding: bytes.assumingMemoryBound(to: UInt8.self), as: UTF8.self)
+        }
+        return interned[slot(of: bytes)].string
+    }
+
+    /// The string in `slot`.
+    func string(at slot: Int) -> String { interned[slot].string }
+
+    /// The credential home account id of the string in `slot` (`nil` when empty), parsed once.
+    mutating func homeAccountId(at slot: Int) -> HomeAccountId? {
+        if case .homeAccountId(let parsed) = interned[slot].parsed { return parsed }
+        let text = interned[slot].string
+        let parsed = text.isEmpty ? nil : HomeAccountId(text)
+        interned[slot].parsed = .homeAccountId(parsed)
+        return parsed
+    }
+
+    /// The environment of the string in `slot`, parsed once.
+    mutating func environment(at slot: Int) -> Environment {
+        if case .environment(let parsed) = interned[slot].parsed { return parsed }
+        let parsed = Environment(interned[slot].string)
+        interned[slot].parsed = .environment(parsed)
+        return parsed
+    }
+
+    /// The scopes of the `target` string in `slot`, parsed once.
+    mutating func scopes(at slot: Int) -> Scopes {
+        if case .scopes(let parsed) = interned[slot].parsed { return parsed }
+        let parsed = Scopes(target: interned[slot].string)
+        interned[slot].parsed = .scopes(parsed)
+        return parsed
+    }
+
+    /// The string in `slot`, lower-cased, with its hash, made once.
+    mutating func lowercasedKey(at slot: Int) -> HashedString {
+        if case .lowercasedKey(let key) = interned[slot].parsed { return key }
+        let key = HashedString(interned[slot].string.asciiLowercased)
+        interned[slot].parsed = .lowercasedKey(key)
+        return key
+    }
+
+    private mutating func grow() {
+        let size = max(256, table.count * 2)
+        table = [Int32](repeating: 0, count: size)
+        mask = size - 1
+        for (offset, entry) in interned.enumerated() {
+            var position = Int(truncatingIfNeeded: entry.hash) & mask
+            while table[position] != 0 { position = (position + 1) & mask }
+            table[position] = Int32(offset + 1)
+        }
+    }
+
+    private static func equal(_ string: String, _ bytes: UnsafeRawBufferPointer) -> Bool {
+        string.utf8.withContiguousStorageIfAvailable { utf8 in
+            utf8.count == bytes.count && (utf8.isEmpty || memcmp(utf8.baseAddress!, bytes.baseAddress!, bytes.count) == 0)
+        } ?? string.utf8.elementsEqual(bytes)
+    }
+
+    /// A multiply-rotate hash of eight bytes at a time (FxHash's step), finished with a
+    /// multiplication so the low bits, which pick the slot, depend on every byte.
+    private static func hash(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+        let multiplier: UInt64 = 0x517c_c1b7_2722_0a95
+        var hash = UInt64(bytes.count) &* multiplier
+        var offset = 0
+        while bytes.count - offset >= 8 {
+            let word = bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+            hash = ((hash << 5) | (hash >> 59)) ^ word
+            hash = hash &* multiplier
+            offset += 8
+        }
+        if offset < bytes.count {
+            var word: UInt64 = 0
+            withUnsafeMutableBytes(of: &word) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset...])) }
+            hash = (((hash << 5) | (hash >> 59)) ^ UInt64(littleEndian: word)) &* multiplier
+        }
+        return (hash ^ (hash >> 29)) &* 0x9e37_79b9_7f4a_7c15 ^ (hash >> 32)
+    }
+}

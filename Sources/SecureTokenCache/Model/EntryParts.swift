@@ -1,0 +1,201 @@
+/// An MSAL member the engine reads, with the one-byte code the record encoding stores in place
+/// of its name (see ``EntryPayload``).
+///
+/// The codes are stored in every sealed entry: never renumber, only append.
+enum KnownField: UInt8, CaseIterable, Sendable {
+    case credentialType = 1
+    case secret = 2
+    case homeAccountId = 3
+    case environment = 4
+    case clientId = 5
+    case realm = 6
+    case target = 7
+    case cachedAt = 8
+    case expiresOn = 9
+    case extendedExpiresOn = 10
+    case extExpiresOn = 11
+    case refreshOn = 12
+    case tokenType = 13
+    case keyId = 14
+    case extCacheKey = 15
+    case familyId = 16
+    case lastModificationTime = 17
+    case localAccountId = 18
+    case username = 19
+    case authorityType = 20
+    case name = 21
+    case clientInfo = 22
+    case accountSource = 23
+
+    /// The member name as MSAL writes it.
+    var name: String {
+        switch self {
+        case .credentialType: "credential_type"
+        case .secret: "secret"
+        case .homeAccountId: "home_account_id"
+        case .environment: "environment"
+        case .clientId: "client_id"
+        case .realm: "realm"
+        case .target: "target"
+        case .cachedAt: "cached_at"
+        case .expiresOn: "expires_on"
+        case .extendedExpiresOn: "extended_expires_on"
+        case .extExpiresOn: "ext_expires_on"
+        case .refreshOn: "refresh_on"
+        case .tokenType: "token_type"
+        case .keyId: "key_id"
+        case .extCacheKey: "ext_cache_key"
+        case .familyId: "family_id"
+        case .lastModificationTime: "last_modification_time"
+        case .localAccountId: "local_account_id"
+        case .username: "username"
+        case .authorityType: "authority_type"
+        case .name: "name"
+        case .clientInfo: "client_info"
+        case .accountSource: "account_source"
+        }
+    }
+
+    /// The field a member name stands for, if the engine knows it (names are case-sensitive,
+    /// as in every MSAL SDK).
+    init?(name: String) {
+        switch name {
+        case "credential_type": self = .credentialType
+        case "secret": self = .secret
+        case "home_account_id": self = .homeAccountId
+        case "environment": self = .environment
+        case "client_id": self = .clientId
+        case "realm": self = .realm
+        case "target": self = .target
+        case "cached_at": self = .cachedAt
+        case "expires_on": self = .expiresOn
+        case "extended_expires_on": self = .extendedExpiresOn
+        case "ext_expires_on": self = .extExpiresOn
+        case "refresh_on": self = .refreshOn
+        case "token_type": self = .tokenType
+        case "key_id": self = .keyId
+        case "ext_cache_key": self = .extCacheKey
+        case "family_id": self = .familyId
+        case "last_modification_time": self = .lastModificationTime
+        case "local_account_id": self = .localAccountId
+        case "username": self = .username
+        case "authority_type": self = .authorityType
+        case "name": self = .name
+        case "client_info": self = .clientInfo
+        case "account_source": self = .accountSource
+        default: return nil
+        }
+    }
+
+    /// Every field by code (index 0 unused), for decoding without a `switch`.
+    static let byCode: [KnownField?] = {
+        var table = [KnownField?](repeating: nil, count: Int(UInt8.max) + 1)
+        for field in allCases { table[Int(field.rawValue)] = field }
+        return table
+    }()
+}
+
+/// An entry's members as it holds them: a ``JSONObject``, or the record payload they were read
+/// from (see ``EntryPayload``), decoded again only when asked for (an export, a rewrite, a
+/// `cachetool show`). Opening a group then builds no member list per entry: it reads the known
+/// members into ``EntryParts`` and keeps the payload it already had.
+enum EntryMembers: Sendable {
+    case object(JSONObject)
+    case payload([UInt8])
+
+    /// The members as an object.
+    var object: JSONObject {
+        switch self {
+        case .object(let object): object
+        case .payload(let payload): EntryPayload.members(of: payload)
+        }
+    }
+}
+
+/// The members of an entry the typed entries read, picked out of its ``JSONObject`` in one pass.
+///
+/// The record decoder fills it while decoding, together with the typed values it already made for
+/// an equal string (one ``HomeAccountId``, ``Environment`` or ``Scopes`` per distinct string in a
+/// group instead of one per entry); an entry built from parts reads exactly what
+/// `init(fields:)` reads from the same members.
+struct EntryParts {
+    private var values: [JSONValue?]
+    /// Lower-cased members with their hashes, made once per distinct string by the decoder.
+    private var lowercasedKeys: [HashedString?]
+    /// `home_account_id` already parsed (the outer optional: whether it was; the inner: the
+    /// value `AccessToken` and the other credentials keep, `nil` for an empty id).
+    var homeAccount: HomeAccountId??
+    /// `environment` already parsed.
+    var cloud: Environment?
+    /// `target` already parsed.
+    var scopes: Scopes?
+
+    /// No members yet.
+    init() {
+        values = [JSONValue?](repeating: nil, count: KnownField.allCases.count + 1)
+        lowercasedKeys = [HashedString?](repeating: nil, count: KnownField.allCases.count + 1)
+    }
+
+    /// Forgets every member, keeping the storage (a decoder reuses one value for every entry).
+    mutating func reset() {
+        for position in values.indices {
+            values[position] = nil
+            lowercasedKeys[position] = nil
+        }
+        homeAccount = nil
+        cloud = nil
+        scopes = nil
+    }
+
+    /// The known members of `fields`.
+    init(_ fields: JSONObject) {
+        self.init()
+        for member in fields.members {
+            if let field = KnownField(name: member.key) { values[Int(field.rawValue)] = member.value }
+        }
+    }
+
+    /// The value of a known member.
+    subscript(field: KnownField) -> JSONValue? {
+        get { values[Int(field.rawValue)] }
+        set { values[Int(field.rawValue)] = newValue }
+    }
+
+    /// The member as text: a string, or a number's literal (``JSONObject``'s `string(_:)` rule).
+    func string(_ field: KnownField) -> String? {
+        switch self[field] {
+        case .string(let text): text
+        case .number(let literal): literal
+        default: nil
+        }
+    }
+
+    /// Remembers the lower-cased key of a member's string (made once by the decoder).
+    mutating func setLowercasedKey(_ key: HashedString, for field: KnownField) {
+        lowercasedKeys[Int(field.rawValue)] = key
+    }
+
+    /// The member's text, lower-cased, with its hash (`""` when missing): what the index files by.
+    func lowercasedKey(_ field: KnownField) -> HashedString {
+        lowercasedKeys[Int(field.rawValue)] ?? HashedString((string(field) ?? "").asciiLowercased)
+    }
+
+    /// The member as whole seconds (``JSONValue/integerValue``).
+    func seconds(_ field: KnownField) -> Int64? { self[field]?.integerValue }
+
+    /// The credential's user, `nil` when missing or empty.
+    func credentialHomeAccountId() -> HomeAccountId? {
+        if let parsed = homeAccount { return parsed }
+        return string(.homeAccountId).flatMap { $0.isEmpty ? nil : HomeAccountId($0) }
+    }
+
+    /// The entry's cloud.
+    func environment() -> Environment {
+        cloud ?? Environment(string(.environment) ?? "")
+    }
+
+    /// The granted scopes.
+    func grantedScopes() -> Scopes {
+        scopes ?? Scopes(target: string(.target) ?? "")
+    }
+}

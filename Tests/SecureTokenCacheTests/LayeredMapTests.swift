@@ -1,0 +1,129 @@
+import Testing
+
+@testable import SecureTokenCache
+
+/// `LayeredMap` behaves like a dictionary with value semantics, whatever mix of bulk-built base,
+/// changes, removals and folds it went through, and a copy never sees later changes.
+@Suite struct LayeredMapTests {
+    /// A deterministic generator, so a failure replays.
+    private struct Generator: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return state ^ (state >> 29)
+        }
+    }
+
+    private func check(_ map: LayeredMap<Int, String>, equals reference: [Int: String]) {
+        #expect(map.count == reference.count)
+        #expect(map.isEmpty == reference.isEmpty)
+        var seen: [Int: String] = [:]
+        map.forEach { key, value in
+            #expect(seen.updateValue(value, forKey: key) == nil, "key \(key) visited twice")
+        }
+        #expect(seen == reference)
+        #expect(Set(map.keys) == Set(reference.keys))
+        #expect(map.values.sorted() == reference.values.sorted())
+        for key in -5..<300 { #expect(map[key] == reference[key], "key \(key)") }
+    }
+
+    @Test(arguments: [0, 10, 200])
+    func randomChangesMatchADictionaryAndCopiesKeepTheirContents(baseCount: Int) {
+        var generator = Generator(state: UInt64(baseCount) + 1)
+        var reference: [Int: String] = [:]
+        for key in 0..<baseCount { reference[key] = "base-\(key)" }
+        var map = LayeredMap(reference)
+        var snapshots: [(LayeredMap<Int, String>, [Int: String])] = []
+        for step in 0..<2_000 {
+            let key = Int.random(in: 0..<250, using: &generator)
+            switch Int.random(in: 0..<3, using: &generator) {
+            case 0:
+                #expect(map.removeValue(forKey: key) == reference.removeValue(forKey: key))
+            case 1:
+                #expect(map.updateValue("step-\(step)", forKey: key) == reference.updateValue("step-\(step)", forKey: key))
+            default:
+                let value: String? = Bool.random(using: &generator) ? nil : "set-\(step)"
+                map[key] = value
+                reference[key] = value
+            }
+            if step % 250 == 0 { snapshots.append((map, reference)) }
+        }
+        check(map, equals: reference)
+        for (snapshot, contents) in snapshots { check(snapshot, equals: contents) }
+    }
+
+    @Test func aRemovedBaseKeyStaysRemovedAcrossAFold() {
+        var map = LayeredMap([1: "one", 2: "two"])
+        #expect(map.removeValue(forKey: 1) == "one")
+        #expect(map.removeValue(forKey: 1) == nil)
+        #expect(map[1] == nil && map.count == 1)
+        // Enough changes to fold them into the base.
+        for key in 100..<300 { map[key] = "\(key)" }
+        #expect(map[1] == nil && map[2] == "two" && map[150] == "150" && map.count == 201)
+        map[1] = "again"
+        #expect(map[1] == "again" && map.count == 202)
+    }
+}
+
+/// Opening a group files every entry in one pass (`Index.fileAll`); inserting the same entries
+/// one by one must give an index that answers every query the same.
+@Suite struct IndexBulkBuildTests {
+    @Test func aBulkBuiltIndexAnswersLikeOneBuiltEntryByEntry() throws {
+        // The three msal-python vectors and a synthetic group, merged into one.
+        let group = try Fixtures.group()
+        for name in Fixtures.vectorNames { try group.importMSAL(try Fixtures.vector(name)) }
+        for user in 0..<40 {
+            let cache = try TokenCache(clientId: user % 3 == 0 ? Fixtures.clientB : Fixtures.clientA, group: group)
+            let request = TokenRequest(
+                clientId: cache.clientId, authority: try Authority("https://login.microsoftonline.com/\(Fixtures.tenant)"),
+                scopes: ["Scope\(user % 5).Read"], grantType: "authorization_code")
+            let response = try Fixtures.response(
+                uid: "00000000-0000-0000-2222-\(String(1_000_000_000_000 + user).suffix(12))",
+                username: "User\(user)@Contoso.com",
+                scope: "Scope\(user % 5).Read openid profile", foci: user % 2 == 0 ? "1" : nil)
+            try cache.store(response, for: request, signIn: user % 4 != 0)
+        }
+        let records = try group.index().documentOrder().map(RecordCodec.record)
+        let bulk = try RecordCodec.build(records)
+        var single = Index()
+        for record in records { try RecordCodec.apply(record, to: &single) }
+
+        #expect(bulk.count == single.count)
+        #expect(bulk.documentOrder().map(\.id) == single.documentOrder().map(\.id))
+        #expect(bulk.sections == single.sections)
+        #expect(bulk.countByKind.filter { $0.value > 0 } == single.countByKind.filter { $0.value > 0 })
+        #expect(bulk.nextOrdinal == single.nextOrdinal)
+        let homes = Set(single.documentOrder().compactMap(\.entry.homeAccount))
+        let clients = [Fixtures.clientA, Fixtures.clientB, Fixtures.clientC].map { $0.lowercased() }
+        let cloud = Environment("login.windows.net")
+        for home in homes {
+            #expect(Set(bulk.entries(account: home).map(\.id)) == Set(single.entries(account: home).map(\.id)))
+            #expect(bulk.primaryAccount(home) == single.primaryAccount(home))
+            #expect(bulk.accountEntries(home).map(\.id) == single.accountEntries(home).map(\.id))
+            for client in clients {
+                #expect(
+                    bulk.refreshTokenCandidates(account: home, environment: cloud, client: client).map(\.entry.id)
+                        == single.refreshTokenCandidates(account: home, environment: cloud, client: client).map(\.entry.id))
+                #expect(bulk.isVisible(home, to: client) == single.isVisible(home, to: client))
+                #expect(
+                    Set(bulk.credentials(account: home, client: client).map(\.id))
+                        == Set(single.credentials(account: home, client: client).map(\.id)))
+            }
+        }
+        for client in clients {
+            #expect(bulk.visibleAccounts(client: client) == single.visibleAccounts(client: client))
+            #expect(bulk.family(of: client, environment: cloud) == single.family(of: client, environment: cloud))
+        }
+        for stored in single.documentOrder() {
+            guard case .accessToken(let token) = stored.entry else { continue }
+            #expect(
+                bulk.accessTokens(in: token.bucket, intersecting: token.scopes).map(\.id).sorted()
+                    == single.accessTokens(in: token.bucket, intersecting: token.scopes).map(\.id).sorted())
+            #expect(bulk.accessToken(in: token.bucket, scopes: token.scopes, now: 0) != nil)
+        }
+        for stored in single.documentOrder() {
+            guard case .account(let account) = stored.entry, !account.username.isEmpty else { continue }
+            #expect(bulk.accounts(username: account.username.uppercased()) == single.accounts(username: account.username))
+        }
+    }
+}
