@@ -130,10 +130,10 @@ struct EntryID: Sendable, Hashable, Comparable {
 /// An entry as the index holds it: where it is filed, and its position in the MSAL document
 /// (so an export writes entries in the order msal-python would).
 ///
-/// A class: the index's hash-trie nodes and buckets hold one reference per entry, so copying a
-/// node on a write (or freeing a replaced snapshot's node) retains or releases one object per
-/// slot instead of every string of every entry in it.
-final class StoredEntry: Sendable, Hashable {
+/// A value of two references (the key and the entry's shared parts): the index's maps hold it
+/// inline, so reaching an entry from a bucket is one pointer fewer, and a group of 17,500
+/// entries allocates and frees 17,500 objects fewer.
+struct StoredEntry: Sendable, Hashable {
     let id: EntryID
     /// Global insertion order; an entry updated under the same key keeps its ordinal.
     let ordinal: UInt64
@@ -143,10 +143,6 @@ final class StoredEntry: Sendable, Hashable {
         self.id = id
         self.ordinal = ordinal
         self.entry = entry
-    }
-
-    static func == (lhs: StoredEntry, rhs: StoredEntry) -> Bool {
-        lhs === rhs || (lhs.id == rhs.id && lhs.ordinal == rhs.ordinal && lhs.entry == rhs.entry)
     }
 
     /// Hashes the id and ordinal (equal entries have equal ones; the members need not be hashed).
