@@ -110,9 +110,9 @@ enum EntryPayload {
 }
 
 /// Decodes format-2 entry payloads into typed entries, sharing work across the entries of one
-/// load: every string but a secret is interned (one `String` per distinct text, so a group of
-/// 17,500 entries holds a few thousand strings instead of a hundred thousand), and the
-/// ``HomeAccountId``, ``Environment``, ``Scopes`` and index keys made from a string are made once.
+/// load: the members many entries repeat (account, cloud, client, tenant, scopes, token type)
+/// are interned, one `String` per distinct text, and the ``HomeAccountId``, ``Environment``,
+/// ``Scopes`` and index keys made from them are made once.
 ///
 /// Only the members the engine reads are decoded; the entry keeps the payload for the rest
 /// (``EntryMembers``). Not thread-safe: use one per thread.
@@ -142,15 +142,25 @@ struct EntryDecoder {
                 }
                 guard let field = KnownField.byCode[Int(code)] else { throw PayloadReader.malformed }
                 parts[field] = try reader.value { bytes in
-                    if field == .secret { return String(decoding: bytes, as: UTF8.self) }
-                    let slot = interner.slot(of: UnsafeRawBufferPointer(bytes))
+                    // Interned: the members many entries share, with what is parsed from them.
+                    // The rest (secrets, names, timestamps) are mostly unique or too short to
+                    // allocate, and hashing them would only cost time.
+                    let slot: Int
                     switch field {
-                    case .homeAccountId: parts.homeAccount = interner.homeAccountId(at: slot)
-                    case .environment: parts.cloud = interner.environment(at: slot)
-                    case .target: parts.scopes = interner.scopes(at: slot)
-                    case .clientId, .realm, .tokenType, .username, .extCacheKey:
+                    case .homeAccountId:
+                        slot = interner.slot(of: UnsafeRawBufferPointer(bytes))
+                        parts.homeAccount = interner.homeAccountId(at: slot)
+                    case .environment:
+                        slot = interner.slot(of: UnsafeRawBufferPointer(bytes))
+                        parts.cloud = interner.environment(at: slot)
+                    case .target:
+                        slot = interner.slot(of: UnsafeRawBufferPointer(bytes))
+                        parts.scopes = interner.scopes(at: slot)
+                    case .clientId, .realm, .tokenType, .extCacheKey:
+                        slot = interner.slot(of: UnsafeRawBufferPointer(bytes))
                         parts.setLowercasedKey(interner.lowercasedKey(at: slot), for: field)
-                    default: break
+                    default:
+                        return String(decoding: bytes, as: UTF8.self)
                     }
                     return interner.string(at: slot)
                 }

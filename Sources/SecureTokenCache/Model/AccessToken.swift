@@ -21,7 +21,7 @@ public struct AccessToken: Sendable, Hashable {
         let extCacheKey: String?
         let bucket: AccessTokenBucket
 
-        init(members: EntryMembers, parts: EntryParts) {
+        init(members: EntryMembers, parts: borrowing EntryParts) {
             self.members = members
             secret = parts.string(.secret) ?? ""
             homeAccountId = parts.credentialHomeAccountId()
@@ -104,7 +104,7 @@ public struct AccessToken: Sendable, Hashable {
     }
 
     /// An entry from its stored members, with their known ones already picked out.
-    init(members: EntryMembers, parts: EntryParts) {
+    init(members: EntryMembers, parts: borrowing EntryParts) {
         storage = Storage(members: members, parts: parts)
     }
 

@@ -14,7 +14,7 @@ public struct Account: Sendable, Hashable {
         let name: String?
         let usernameKey: HashedString
 
-        init(members: EntryMembers, parts: EntryParts) {
+        init(members: EntryMembers, parts: borrowing EntryParts) {
             self.members = members
             homeAccountId = (parts.homeAccount ?? nil) ?? HomeAccountId(parts.string(.homeAccountId) ?? "")
             environment = parts.environment()
@@ -63,7 +63,7 @@ public struct Account: Sendable, Hashable {
     }
 
     /// An entry from its stored members, with their known ones already picked out.
-    init(members: EntryMembers, parts: EntryParts) {
+    init(members: EntryMembers, parts: borrowing EntryParts) {
         storage = Storage(members: members, parts: parts)
     }
 

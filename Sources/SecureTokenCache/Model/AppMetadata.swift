@@ -11,7 +11,7 @@ public struct AppMetadata: Sendable, Hashable {
         let familyId: String?
         let clientKey: HashedString
 
-        init(members: EntryMembers, parts: EntryParts) {
+        init(members: EntryMembers, parts: borrowing EntryParts) {
             self.members = members
             clientId = parts.string(.clientId) ?? ""
             environment = parts.environment()
@@ -42,7 +42,7 @@ public struct AppMetadata: Sendable, Hashable {
     }
 
     /// An entry from its stored members, with their known ones already picked out.
-    init(members: EntryMembers, parts: EntryParts) {
+    init(members: EntryMembers, parts: borrowing EntryParts) {
         storage = Storage(members: members, parts: parts)
     }
 

@@ -12,7 +12,7 @@ enum CacheEntry: Sendable, Hashable {
     }
 
     /// Reads an entry of `kind` from its stored members, whose known ones `parts` picked out.
-    init(kind: CredentialKind, members: EntryMembers, parts: EntryParts) {
+    init(kind: CredentialKind, members: EntryMembers, parts: borrowing EntryParts) {
         switch kind {
         case .accessToken: self = .accessToken(AccessToken(members: members, parts: parts))
         case .refreshToken: self = .refreshToken(RefreshToken(members: members, parts: parts))

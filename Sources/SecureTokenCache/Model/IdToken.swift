@@ -12,7 +12,7 @@ public struct IdToken: Sendable, Hashable {
         let realm: String
         let clientId: String
 
-        init(members: EntryMembers, parts: EntryParts) {
+        init(members: EntryMembers, parts: borrowing EntryParts) {
             self.members = members
             secret = parts.string(.secret) ?? ""
             homeAccountId = parts.credentialHomeAccountId()
@@ -45,7 +45,7 @@ public struct IdToken: Sendable, Hashable {
     }
 
     /// An entry from its stored members, with their known ones already picked out.
-    init(members: EntryMembers, parts: EntryParts) {
+    init(members: EntryMembers, parts: borrowing EntryParts) {
         storage = Storage(members: members, parts: parts)
     }
 

@@ -16,7 +16,7 @@ public struct RefreshToken: Sendable, Hashable {
         let clientKey: HashedString
         let familyKey: HashedString?
 
-        init(members: EntryMembers, parts: EntryParts) {
+        init(members: EntryMembers, parts: borrowing EntryParts) {
             self.members = members
             secret = parts.string(.secret) ?? ""
             homeAccountId = parts.credentialHomeAccountId()
@@ -61,7 +61,7 @@ public struct RefreshToken: Sendable, Hashable {
     }
 
     /// An entry from its stored members, with their known ones already picked out.
-    init(members: EntryMembers, parts: EntryParts) {
+    init(members: EntryMembers, parts: borrowing EntryParts) {
         storage = Storage(members: members, parts: parts)
     }
 
