@@ -71,4 +71,106 @@ import Testing
         let error = #expect(throws: TokenCacheError.self) { try open(new) }
         #expect(error?.code == .storeCorrupted)
     }
+
+    /// The records item as versions before batches wrote it (format 1): each record sealed on
+    /// its own with the snapshot's sequence, and a marker over the header.
+    private func sealedAsFormat1(_ snapshot: KeyringSnapshot) throws -> [UInt8] {
+        var header = Array("STKS".utf8)
+        RecordSealer.appendLE(UInt16(1), to: &header)
+        RecordSealer.appendLE(snapshot.sequence, to: &header)
+        RecordSealer.appendLE(UInt32(snapshot.records.count), to: &header)
+        var bytes = header
+        for record in snapshot.records.values {
+            var sealed: [UInt8] = []
+            try sealer.seal(.put(record), sequence: snapshot.sequence, appendingTo: &sealed)
+            RecordSealer.appendLE(UInt32(sealed.count), to: &bytes)
+            bytes += sealed
+        }
+        try sealer.sealMarker(context: "STKS", associatedData: header, appendingTo: &bytes)
+        return bytes
+    }
+
+    @Test func aFormat1SnapshotStillOpens() throws {
+        let original = snapshot(sequence: 9, [("a", "alpha"), ("b", "beta"), ("c", String(repeating: "x", count: 3000))])
+        let bytes = try sealedAsFormat1(original)
+        #expect(bytes[4] == 1)
+        let opened = try open(bytes)
+        #expect(opened.sequence == 9)
+        #expect(
+            KeyringTestSupport.payloads(Array(opened.records.values))
+                == KeyringTestSupport.payloads(Array(original.records.values)))
+        #expect(try open(sealedAsFormat1(.empty)).records.isEmpty)
+        // Written again, it is format 2.
+        #expect(try opened.sealed(with: sealer)[4] == 2)
+    }
+
+    @Test func everyFlippedByteAndEveryTruncationOfAFormat1SnapshotIsAnError() throws {
+        let bytes = try sealedAsFormat1(snapshot(sequence: 3, [("a", "alpha"), ("b", "beta")]))
+        for index in bytes.indices {
+            var damaged = bytes
+            damaged[index] ^= 0x01
+            let error = #expect(throws: TokenCacheError.self, "flip at \(index)") { try open(damaged) }
+            #expect(error?.code == .storeCorrupted || error?.code == .unsupportedFormat)
+        }
+        for length in 0..<bytes.count {
+            #expect(throws: TokenCacheError.self, "truncated to \(length)") { try open(Array(bytes[..<length])) }
+        }
+    }
+
+    @Test func aNewerFormatIsUnsupported() throws {
+        var bytes = try snapshot(sequence: 1, [("a", "alpha")]).sealed(with: sealer)
+        bytes[4] = 3
+        let error = #expect(throws: TokenCacheError.self) { try open(bytes) }
+        #expect(error?.code == .unsupportedFormat)
+    }
+
+    /// A group larger than one batch is sealed as several; they open whole and in place, and
+    /// none can be dropped or swapped for another snapshot's.
+    @Test func aLargeSnapshotTakesSeveralBatchesBoundToIt() throws {
+        let payload = String(repeating: "p", count: 1500)
+        let records = (0..<2000).map { ("record-\($0)", "\($0):" + payload) }
+        let original = snapshot(sequence: 5, records)
+        let bytes = try original.sealed(with: sealer)
+        let batches = Self.batches(bytes)
+        #expect(batches.count >= 3)
+        let opened = try open(bytes)
+        #expect(opened.sequence == 5)
+        #expect(KeyringTestSupport.payloads(Array(opened.records.values)).count == 2000)
+        #expect(
+            KeyringTestSupport.payloads(Array(opened.records.values))
+                == KeyringTestSupport.payloads(Array(original.records.values)))
+
+        // Dropping a batch (and fixing the count) or taking one from a snapshot at another
+        // sequence fails to authenticate.
+        var dropped = bytes
+        dropped.removeSubrange(batches[1])
+        let remaining = 2000 - Int(bytes[batches[1].lowerBound + 12]) - Int(bytes[batches[1].lowerBound + 13]) << 8
+        dropped.replaceSubrange(14..<18, with: withUnsafeBytes(of: UInt32(remaining).littleEndian) { Array($0) })
+        #expect(throws: TokenCacheError.self) { try open(dropped) }
+        let other = try snapshot(sequence: 6, records).sealed(with: sealer)
+        let otherBatches = Self.batches(other)
+        var spliced = bytes
+        spliced.replaceSubrange(batches[0], with: other[otherBatches[0]])
+        let error = #expect(throws: TokenCacheError.self) { try open(spliced) }
+        #expect(error?.code == .storeCorrupted)
+    }
+
+    /// Where each `length ‖ sealed batch` entry of a format 2 snapshot is.
+    private static func batches(_ bytes: [UInt8]) -> [Range<Int>] {
+        let count = bytes.withUnsafeBytes { Int(UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: 14, as: UInt32.self))) }
+        var ranges: [Range<Int>] = []
+        var offset = 18
+        var records = 0
+        while records < count {
+            let length = bytes.withUnsafeBytes {
+                Int(UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
+            }
+            records += bytes.withUnsafeBytes {
+                Int(UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self)))
+            }
+            ranges.append(offset..<(offset + 4 + length))
+            offset += 4 + length
+        }
+        return ranges
+    }
 }

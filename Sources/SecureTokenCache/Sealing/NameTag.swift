@@ -1,7 +1,9 @@
 /// A 16-byte keyed hash (BLAKE2b under a subkey of the group key) of a record name.
 ///
-/// Record names are MSAL cache keys, which contain user and tenant ids, so a store keeps only this
-/// tag in the clear: it identifies a record (for compaction, deduplication) without revealing it.
+/// Records sealed on their own (the format older versions wrote) carry it in the clear, bound
+/// into their associated data and checked against the name when they open: record names are MSAL
+/// cache keys, which contain user and tenant ids, so the tag identified a record without
+/// revealing it. Sealed batches need none: their box authenticates every name inside it.
 struct NameTag: Hashable, Sendable {
     /// The tag's 16 bytes as two little-endian words.
     var low: UInt64

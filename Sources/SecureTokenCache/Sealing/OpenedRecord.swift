@@ -1,4 +1,4 @@
-/// A record change as it opens out of a sealed blob.
+/// A record change as it opens out of a record sealed on its own (the older format).
 struct OpenedRecord: Sendable {
     /// The change (a put with its payload, or a delete).
     var change: RecordChange

@@ -58,7 +58,13 @@ enum XChaCha20Poly1305 {
     ) -> Int? {
         guard box.count >= overhead, (try? Sodium.ensureInitialised()) != nil else { return nil }
         let plainCount = box.count - overhead
-        if output.count < plainCount { output += repeatElement(0, count: plainCount - output.count) }
+        if output.count < plainCount {
+            // Growing in place could move the buffer and free the old one with an earlier
+            // plaintext still in it: take a fresh one and wipe the old.
+            var larger = [UInt8](repeating: 0, count: plainCount)
+            swap(&larger, &output)
+            Sodium.wipe(&larger)
+        }
         let result = output.withUnsafeMutableBytes { out in
             key.withUnsafeBytes { key in
                 crypto_aead_xchacha20poly1305_ietf_decrypt(

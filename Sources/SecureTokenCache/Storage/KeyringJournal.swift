@@ -11,16 +11,17 @@ import Synchronization
 /// does not reach far enough, the store reads the item instead. Nothing here throws for a bad
 /// journal; it answers `nil` and the caller falls back.
 ///
-/// Layout: a 16-byte header, `"STCJRN01" ‖ base generation u64le`, then ``LogFormat`` record and
-/// commit frames sealed by the group's ``RecordSealer``, exactly as in the FileStore's log. The
-/// transaction that made generation `g` has the commit sequence `g << 32`, its records
-/// `(g - 1) << 32 + 1, + 2, …`, and its commit names `(g - 1) << 32` as the previous one; the
-/// first commit after the header names `base << 32`. So the commit chain authenticates every
-/// generation number and the header's base, and a journal's generations are contiguous.
+/// Layout: a 16-byte header, `"STCJRN01" ‖ base generation u64le`, then ``LogFormat`` batch and
+/// commit frames sealed by the group's ``RecordSealer``, exactly as in the FileStore's log (record
+/// frames of older versions are still read). The transaction that made generation `g` has the
+/// commit sequence `g << 32`, its records `(g - 1) << 32 + 1, + 2, …`, and its commit names
+/// `(g - 1) << 32` as the previous one; the first commit after the header names `base << 32`. So
+/// the commit chain authenticates every generation number and the header's base, and a
+/// journal's generations are contiguous.
 ///
-/// - Writing (lock holder only): a transaction's record frames are appended before the records
+/// - Writing (lock holder only): a transaction's batch frames are appended before the records
 ///   item is stored and its commit frame after, so a journal that ends with the commit frame of
-///   generation `g` says the item is at `g`, and one that ends with record frames says a writer
+///   generation `g` says the item is at `g`, and one that ends with batch frames says a writer
 ///   stopped in between (nobody trusts it then). A writer whose journal has passed ``sizeLimit``,
 ///   or does not end with the generation it starts from, starts a new one: a new file
 ///   (`O_EXCL`, 0600) whose base is that generation, renamed over the old one.
@@ -72,19 +73,22 @@ final class KeyringJournal: Sendable {
 
     /// What a journal file holds after one generation's commit.
     struct Tail {
-        /// The complete transactions that continue the chain, in order: the first made the
-        /// generation after the one asked for.
-        var transactions: [ScannedTransaction]
+        /// The complete transactions that continue the chain, in order, and their changes: the
+        /// first made the generation after the one asked for.
+        var log: ScannedLog
         /// Where the generation asked for ends (its commit frame, or the header).
         var start: UInt64
-        /// Where the last of ``transactions`` ends (``start`` when there are none).
+        /// Where the last of the transactions ends (``start`` when there are none).
         var end: UInt64
         /// Whether ``end`` is the end of the file: nothing torn, pending or damaged follows.
         var reachesEnd: Bool
 
+        /// How many transactions follow the generation asked for.
+        var transactionCount: Int { log.transactions.count }
+
         /// The changes of the first `count` transactions, in order.
         func changes(ofFirst count: Int) -> [RecordChange] {
-            transactions.prefix(count).flatMap { $0.records.map(\.opened.change) }
+            Array(log.changes(ofFirst: count))
         }
     }
 
@@ -112,8 +116,8 @@ final class KeyringJournal: Sendable {
     ) -> (changes: [RecordChange], position: UInt64)? {
         guard target > generation, let tail = tail(of: file, after: generation, hint: position) else { return nil }
         let count = Int(clamping: target - generation)
-        guard tail.transactions.count >= count else { return nil }
-        return (tail.changes(ofFirst: count), tail.transactions[count - 1].end)
+        guard tail.transactionCount >= count else { return nil }
+        return (tail.changes(ofFirst: count), tail.log.transactions[count - 1].end)
     }
 
     /// Where the commit of `generation` ends in the journal the path names now, or 0 if it holds
@@ -131,19 +135,16 @@ final class KeyringJournal: Sendable {
         var scanner = LogScanner(sealer: sealer, lastSequence: sequence, lastCommit: sequence)
         let start = located.bytesStart + UInt64(located.start)
         // Lenient: a torn or pending append (a writer at work) or damage only ends the chain.
-        let scanned =
+        var scanned =
             (try? located.bytes.withUnsafeBytes {
                 try scanner.scan(UnsafeRawBufferPointer(rebasing: $0[located.start...]), base: start, lenient: true)
-            }) ?? []
-        var transactions: [ScannedTransaction] = []
-        for transaction in scanned {
-            guard transaction.commitSequence == (generation + UInt64(transactions.count) + 1) << 32 else { break }
-            transactions.append(transaction)
-        }
-        let end = transactions.last?.end ?? start
-        return Tail(
-            transactions: transactions, start: start, end: end,
-            reachesEnd: end == located.bytesStart + UInt64(located.bytes.count))
+            }) ?? .empty
+        let continuing = scanned.transactions.enumerated().prefix {
+            $0.element.commitSequence == (generation + UInt64($0.offset) + 1) << 32
+        }.count
+        scanned.keepFirst(continuing)
+        let end = scanned.end ?? start
+        return Tail(log: scanned, start: start, end: end, reachesEnd: end == located.bytesStart + UInt64(located.bytes.count))
     }
 
     /// Bytes of a journal file from `bytesStart` to its end, and the index in them where the
@@ -203,7 +204,7 @@ final class KeyringJournal: Sendable {
 
     // MARK: Writing (lock holder only)
 
-    /// A transaction whose record frames are in the journal and whose commit frame is not yet.
+    /// A transaction whose batch frames are in the journal and whose commit frame is not yet.
     struct Pending {
         /// The journal file it is written to.
         let file: KeyringJournalFile
@@ -211,9 +212,9 @@ final class KeyringJournal: Sendable {
         let generation: UInt64
         /// Its number of changes.
         let count: Int
-        /// Where its record frames start.
+        /// Where its batch frames start.
         let recordsStart: UInt64
-        /// Its record frames, as written.
+        /// Its batch frames, as written.
         let frames: [UInt8]
     }
 
@@ -237,7 +238,7 @@ final class KeyringJournal: Sendable {
         return size
     }
 
-    /// Writes the record frames of the transaction that makes `generation` (call before storing
+    /// Writes the batch frames of the transaction that makes `generation` (call before storing
     /// the records item): appended to `file` at `end` (where it ends with the previous
     /// generation's commit), or, when `end` is `nil` or the journal has passed ``sizeLimit``, into
     /// a new journal renamed over the old one. Returns `nil` when the journal could not be
@@ -255,10 +256,8 @@ final class KeyringJournal: Sendable {
         }
         var frames: [UInt8] = []
         do {
-            let first = (generation - 1) << 32
-            for (index, change) in changes.enumerated() {
-                try LogFormat.appendRecordFrame(change, sequence: first + UInt64(index) + 1, sealer: sealer, to: &frames)
-            }
+            _ = try LogFormat.appendBatchFrames(
+                changes, firstSequence: (generation - 1) << 32 + 1, sealer: sealer, to: &frames)
             if let file, let end, end < sizeLimit {
                 try frames.withUnsafeBytes { try SystemCall.pwrite(file.fd, $0, at: end, "appending to the journal") }
                 return Pending(file: file, generation: generation, count: changes.count, recordsStart: end, frames: frames)
@@ -294,7 +293,7 @@ final class KeyringJournal: Sendable {
         return pending.recordsStart + UInt64(bytes.count)
     }
 
-    /// Takes `pending`'s record frames out again (the records item was not stored), so the
+    /// Takes `pending`'s batch frames out again (the records item was not stored), so the
     /// journal ends with the previous generation's commit as before. If that fails, the
     /// unfinished transaction stays and keeps anyone from trusting the journal.
     func abandon(_ pending: Pending) {

@@ -3,17 +3,28 @@
 ///
 /// gnome-keyring rewrites its whole keyring file on every change and slows down with the number
 /// of items, so a group never has one item per token: the KeyringStore rewrites this one item per
-/// transaction. Layout:
+/// transaction. Layout (format 2, written now):
 ///
-/// `"STKS" ‖ format u16le ‖ sequence u64le ‖ count u32le ‖ (length u32le ‖ sealed record) × count ‖ marker`
+/// `"STKS" ‖ format u16le ‖ sequence u64le ‖ count u32le ‖ (length u32le ‖ sealed batch)… ‖ marker`
 ///
-/// Every record is sealed by ``RecordSealer`` as a put with the snapshot's sequence number, so a
-/// record cannot be replayed from an older snapshot; the marker (a sealed empty box whose
-/// associated data is the header) binds the sequence and the count, so records cannot be dropped
-/// or the header edited unnoticed.
+/// The records are sealed by ``RecordSealer`` as puts in batches of at most
+/// ``LogFormat/maximumBatchPlaintextByteCount`` of plaintext (usually one): a whole snapshot is
+/// sealed on every write, and one box per batch instead of one per record makes that, and
+/// opening it, cost little more than the cipher itself. A batch's first sequence number is the
+/// position of its first record in the snapshot (0, then the records before it), and its count
+/// at least 1; the batches' counts add up to the header's `count`. The marker (a sealed empty box)
+/// authenticates the header and a BLAKE2b-256 of the batches' authentication tags (last 16
+/// bytes), so batches cannot be dropped, swapped in from an older snapshot or reordered, nor the
+/// header edited, unnoticed.
+///
+/// Format 1 (older versions, still read) has `(length u32le ‖ sealed record) × count` between the
+/// header and the marker: each record sealed on its own as a put with the snapshot's sequence
+/// number, and a marker that authenticates the header only.
 struct KeyringSnapshot: Sendable {
     /// The format version written by this code.
-    static let formatVersion: UInt16 = 1
+    static let formatVersion: UInt16 = 2
+    /// The oldest format version this code reads: records sealed one by one.
+    static let singleRecordFormatVersion: UInt16 = 1
     private static let magic = Array("STKS".utf8)
     private static let headerByteCount = 4 + 2 + 8 + 4
 
@@ -26,7 +37,7 @@ struct KeyringSnapshot: Sendable {
     static let empty = KeyringSnapshot(sequence: 0, records: [:])
 
     /// Applies `changes` in order.
-    mutating func apply(_ changes: [RecordChange]) {
+    mutating func apply(_ changes: some Sequence<RecordChange>) {
         for change in changes {
             switch change {
             case .put(let record): records[record.id] = record
@@ -35,22 +46,41 @@ struct KeyringSnapshot: Sendable {
         }
     }
 
-    /// The sealed bytes of this snapshot.
+    /// The sealed bytes of this snapshot (format 2).
     func sealed(with sealer: RecordSealer) throws -> [UInt8] {
-        var output = Self.header(sequence: sequence, count: records.count)
-        var sealedRecord: [UInt8] = []
-        for record in records.values {
-            sealedRecord.removeAll(keepingCapacity: true)
-            try sealer.seal(.put(record), sequence: sequence, appendingTo: &sealedRecord)
-            RecordSealer.appendLE(UInt32(sealedRecord.count), to: &output)
-            output += sealedRecord
+        let header = Self.header(version: Self.formatVersion, sequence: sequence, count: records.count)
+        var output = header
+        let puts = records.values.map(RecordChange.put)
+        var tags: [UInt8] = []
+        var batchStart = 0
+        while batchStart < puts.count {
+            var batchEnd = batchStart
+            var plaintextCount = 0
+            repeat {
+                plaintextCount += RecordSealer.batchPlaintextByteCount(of: puts[batchEnd])
+                batchEnd += 1
+            } while batchEnd < puts.count
+                && plaintextCount + RecordSealer.batchPlaintextByteCount(of: puts[batchEnd])
+                    <= LogFormat.maximumBatchPlaintextByteCount
+            let lengthOffset = output.count
+            output += [0, 0, 0, 0]
+            try sealer.sealBatch(puts[batchStart..<batchEnd], firstSequence: UInt64(batchStart), appendingTo: &output)
+            let length = output.count - lengthOffset - 4
+            guard length <= Int(UInt32.max) else {
+                throw TokenCacheError(.invalidArgument, "the group is too large for one keyring item")
+            }
+            output.withUnsafeMutableBytes {
+                $0.storeBytes(of: UInt32(length).littleEndian, toByteOffset: lengthOffset, as: UInt32.self)
+            }
+            tags += output[(output.count - XChaCha20Poly1305.tagByteCount)...]
+            batchStart = batchEnd
         }
-        try sealer.sealMarker(
-            context: "STKS", associatedData: Self.header(sequence: sequence, count: records.count), appendingTo: &output)
+        let digest = tags.withUnsafeBytes { Sodium.checksum($0) }
+        try sealer.sealMarker(context: "STKS", associatedData: header + digest, appendingTo: &output)
         return output
     }
 
-    /// Opens a sealed snapshot.
+    /// Opens a sealed snapshot of format 2 or 1.
     ///
     /// - Throws: ``TokenCacheError/Code/unsupportedFormat`` for a newer format,
     ///   ``TokenCacheError/Code/storeCorrupted`` for anything malformed or failing to authenticate;
@@ -60,39 +90,91 @@ struct KeyringSnapshot: Sendable {
             throw corrupted("the keyring records item is not a SecureTokenCache snapshot")
         }
         let version = UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: 4, as: UInt16.self))
-        guard version == formatVersion else {
+        guard version == formatVersion || version == singleRecordFormatVersion else {
             throw TokenCacheError(
                 .unsupportedFormat,
-                "the keyring records item has format \(version); this version of the library reads format \(formatVersion)"
+                "the keyring records item has format \(version); this version of the library reads formats 1 and 2"
             )
         }
         let sequence = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: 6, as: UInt64.self))
         let count = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 14, as: UInt32.self)))
+        if version == singleRecordFormatVersion {
+            return try openSingleRecords(bytes, sequence: sequence, count: count, with: sealer)
+        }
         var offset = headerByteCount
+        var changes: [RecordChange] = []
+        changes.reserveCapacity(min(count, bytes.count / RecordSealer.batchRecordOverhead))
+        var nameHashes: [UInt64] = []
+        var tags: [UInt8] = []
+        var buffers = RecordSealer.OpeningBuffers()
+        defer { buffers.wipe() }
+        while changes.count < count {
+            guard bytes.count - offset >= 4 else { throw corrupted("the keyring records item is truncated") }
+            let length = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
+            offset += 4
+            guard bytes.count - offset >= length else { throw corrupted("the keyring records item is truncated") }
+            let batch = UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + length)])
+            // Checked before opening, so a count that does not fit never allocates for it.
+            guard let (first, batchCount) = RecordSealer.batchHeader(batch), first == UInt64(changes.count),
+                batchCount <= count - changes.count
+            else { throw corrupted("the keyring records item holds a batch that does not belong to it") }
+            _ = try sealer.openBatch(batch, buffers: &buffers, appendingTo: &changes, nameHashes: &nameHashes)
+            offset += length
+            tags += bytes[(offset - XChaCha20Poly1305.tagByteCount)..<offset]
+        }
+        let digest = tags.withUnsafeBytes { Sodium.checksum($0) }
+        let marker = UnsafeRawBufferPointer(rebasing: bytes[offset...])
+        guard
+            sealer.openMarker(
+                marker, context: "STKS", associatedData: header(version: version, sequence: sequence, count: count) + digest)
+        else {
+            throw corrupted("the keyring records item failed to authenticate (damaged, truncated, or sealed with another key)")
+        }
         var records: [RecordID: Record] = [:]
         records.reserveCapacity(count)
+        for change in changes {
+            guard case .put(let record) = change, records.updateValue(record, forKey: record.id) == nil else {
+                throw corrupted("the keyring records item holds a record that does not belong to it")
+            }
+        }
+        return KeyringSnapshot(sequence: sequence, records: records)
+    }
+
+    /// Opens the records of a format 1 snapshot (each sealed on its own), after its header.
+    private static func openSingleRecords(
+        _ bytes: UnsafeRawBufferPointer, sequence: UInt64, count: Int, with sealer: RecordSealer
+    ) throws -> KeyringSnapshot {
+        var offset = headerByteCount
+        var records: [RecordID: Record] = [:]
+        var buffers = RecordSealer.OpeningBuffers()
+        defer { buffers.wipe() }
         for _ in 0..<count {
             guard bytes.count - offset >= 4 else { throw corrupted("the keyring records item is truncated") }
             let length = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
             offset += 4
             guard bytes.count - offset >= length else { throw corrupted("the keyring records item is truncated") }
-            let opened = try sealer.open(UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + length)]))
+            let opened = try sealer.open(UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + length)]), buffers: &buffers)
             offset += length
-            guard opened.sequence == sequence, case .put(let record) = opened.change, records[record.id] == nil else {
+            guard opened.sequence == sequence, case .put(let record) = opened.change,
+                records.updateValue(record, forKey: record.id) == nil
+            else {
                 throw corrupted("the keyring records item holds a record that does not belong to it")
             }
-            records[record.id] = record
         }
         let marker = UnsafeRawBufferPointer(rebasing: bytes[offset...])
-        guard sealer.openMarker(marker, context: "STKS", associatedData: header(sequence: sequence, count: count)) else {
+        guard
+            sealer.openMarker(
+                marker, context: "STKS",
+                associatedData: header(version: singleRecordFormatVersion, sequence: sequence, count: count))
+        else {
             throw corrupted("the keyring records item failed to authenticate (damaged, truncated, or sealed with another key)")
         }
         return KeyringSnapshot(sequence: sequence, records: records)
     }
 
-    private static func header(sequence: UInt64, count: Int) -> [UInt8] {
+    private static func header(version: UInt16, sequence: UInt64, count: Int) -> [UInt8] {
         var header = magic
-        RecordSealer.appendLE(formatVersion, to: &header)
+        RecordSealer.appendLE(version, to: &header)
         RecordSealer.appendLE(sequence, to: &header)
         RecordSealer.appendLE(UInt32(count), to: &header)
         return header

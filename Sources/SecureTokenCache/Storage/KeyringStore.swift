@@ -202,7 +202,7 @@ final class KeyringStore: CacheStore {
             state.snapshot.sequence += 1
             let generation = state.snapshot.sequence
             let sealed = try state.snapshot.sealed(with: sealer)
-            // Record frames before the item, commit frame after: a journal ending with a commit
+            // Batch frames before the item, commit frame after: a journal ending with a commit
             // frame then always says what the item holds, even if this process dies in between.
             let pending = try journal.begin(changes, generation: generation, appendingTo: file, at: state.appendAt)
             do {
@@ -233,19 +233,17 @@ final class KeyringStore: CacheStore {
         var kept = known.withLock { $0.take() }
         if var state = kept.take(), let file,
             let tail = journal.tail(of: file, after: state.snapshot.sequence, hint: state.position),
-            tail.reachesEnd, state.snapshot.sequence + UInt64(tail.transactions.count) >= published
+            tail.reachesEnd, state.snapshot.sequence + UInt64(tail.transactionCount) >= published
         {
             let keptCursor = self.cursor(state.snapshot.sequence, position: tail.start)
-            for transaction in tail.transactions {
-                state.snapshot.apply(transaction.records.map(\.opened.change))
-            }
-            state.snapshot.sequence += UInt64(tail.transactions.count)
+            state.snapshot.apply(tail.log.changes)
+            state.snapshot.sequence += UInt64(tail.transactionCount)
             let now = self.cursor(state.snapshot.sequence, position: tail.end)
             let update: StoreUpdate
             if cursor.generation == now.generation, cursor.epoch == 0 {
                 update = .unchanged(now)
             } else if cursor == keptCursor {
-                update = .changes(tail.changes(ofFirst: tail.transactions.count), now)
+                update = .changes(tail.log.changes, now)
             } else {
                 update = catchUp(cursor, in: file, to: state.snapshot, at: tail.end)
             }

@@ -1,14 +1,23 @@
 /// The byte layout of a group's append-only log.
 ///
 /// A log file is a 32-byte header (`"STCLOG01"` ‖ epoch u16 ‖ six zero bytes ‖ group id) followed
-/// by frames, each `length u32le ‖ type u8 ‖ body` (`length` counts type and body):
-/// - a **record frame** (type 1) holds one sealed record (see ``RecordSealer``);
+/// by frames, each `length u32le ‖ type u8 ‖ body` (`length` counts type and body). A transaction
+/// is one or more record-carrying frames and then a commit frame:
+/// - a **batch frame** (type 3, the only kind written now) holds one sealed batch of records,
+///   `firstSequence u64le ‖ count u32le ‖ box` (see ``RecordSealer``). A transaction's records
+///   are split into batches of at most ``maximumBatchPlaintextByteCount`` (a record larger than
+///   that gets a batch of its own), so a large transaction opens on several threads and no
+///   single box gets huge;
+/// - a **record frame** (type 1) holds one record sealed on its own: what older versions wrote.
+///   It is still read, so their logs open; the next compaction rewrites them as batch frames;
 /// - a **commit frame** (type 2, 65 bytes in all) ends a transaction: `sequence u64 ‖ record count
 ///   u32 ‖ previous commit's sequence u64 ‖ sealed marker`, whose associated data binds those
-///   three numbers and a BLAKE2b-256 of the transaction's record frames' authentication tags
-///   (each tag already authenticates its whole frame, so hashing the tags binds the frames
-///   without hashing every byte twice). So a transaction is all or nothing, transactions chain
-///   (none can be dropped from the middle or swapped), and sequence numbers only grow.
+///   three numbers and a BLAKE2b-256 of the authentication tags (last 16 bytes) of the
+///   transaction's frames (each tag already authenticates its whole frame, so hashing the tags
+///   binds the frames without hashing every byte twice). So a transaction is all or nothing,
+///   transactions chain (none can be dropped from the middle or swapped), and sequence numbers
+///   only grow: every record takes the next number (a batch's records take consecutive ones) and
+///   the commit the one after its last record.
 enum LogFormat {
     /// The log header's size.
     static let headerByteCount = 32
@@ -16,8 +25,15 @@ enum LogFormat {
     static let commitFrameByteCount = 65
     /// No frame is larger (a sanity bound when parsing).
     static let maximumFrameByteCount = 64 << 20
+    /// Batches are cut at this much plaintext (1 MiB): big enough that a box's fixed cost
+    /// vanishes, small enough that a large checkpoint opens on several threads.
+    static let maximumBatchPlaintextByteCount = 1 << 20
+    /// The type of a frame holding one record sealed on its own (older versions; read only).
     static let recordFrame: UInt8 = 1
+    /// The type of a commit frame.
     static let commitFrame: UInt8 = 2
+    /// The type of a frame holding a sealed batch of records.
+    static let batchFrame: UInt8 = 3
     private static let magic = Array("STCLOG01".utf8)
     private static let commitContext: StaticString = "CMIT"
 
@@ -30,7 +46,53 @@ enum LogFormat {
         return out
     }
 
-    /// Appends a record frame holding `change` sealed with `sequence`.
+    /// Appends `changes` as batch frames whose records take the sequence numbers from
+    /// `firstSequence` on, and returns the number after the last one (the commit's). No frames
+    /// for no changes.
+    ///
+    /// Throws ``TokenCacheError/Code/invalidArgument`` if a record is too large for a frame
+    /// (``maximumFrameByteCount``: it could never be read back); `output` is unchanged then.
+    static func appendBatchFrames(
+        _ changes: [RecordChange], firstSequence: UInt64, sealer: RecordSealer, to output: inout [UInt8]
+    ) throws -> UInt64 {
+        let outputStart = output.count
+        var sequence = firstSequence
+        var batchStart = 0
+        do {
+            while batchStart < changes.count {
+                var batchEnd = batchStart
+                var plaintextCount = 0
+                repeat {
+                    plaintextCount += RecordSealer.batchPlaintextByteCount(of: changes[batchEnd])
+                    batchEnd += 1
+                } while batchEnd < changes.count
+                    && plaintextCount + RecordSealer.batchPlaintextByteCount(of: changes[batchEnd])
+                        <= maximumBatchPlaintextByteCount
+                let frameLength = 1 + RecordSealer.batchPrefixByteCount + XChaCha20Poly1305.overhead + plaintextCount
+                guard frameLength <= maximumFrameByteCount else {
+                    throw TokenCacheError(
+                        .invalidArgument, "a record is too large to store (\(plaintextCount) bytes; the limit is 64 MiB)")
+                }
+                let frameStart = output.count
+                output += [0, 0, 0, 0, batchFrame]
+                try sealer.sealBatch(changes[batchStart..<batchEnd], firstSequence: sequence, appendingTo: &output)
+                let length = UInt32(output.count - frameStart - 4)
+                output.withUnsafeMutableBytes {
+                    $0.storeBytes(of: length.littleEndian, toByteOffset: frameStart, as: UInt32.self)
+                }
+                sequence += UInt64(batchEnd - batchStart)
+                batchStart = batchEnd
+            }
+        } catch {
+            output.removeSubrange(outputStart...)
+            throw error
+        }
+        return sequence
+    }
+
+    /// Appends a record frame holding `change` sealed on its own with `sequence`: the frame older
+    /// versions wrote. Kept only so tests can make logs as those versions did; stores write
+    /// ``appendBatchFrames(_:firstSequence:sealer:to:)``.
     static func appendRecordFrame(_ change: RecordChange, sequence: UInt64, sealer: RecordSealer, to output: inout [UInt8]) throws
     {
         let start = output.count
@@ -40,7 +102,8 @@ enum LogFormat {
         output.withUnsafeMutableBytes { $0.storeBytes(of: length.littleEndian, toByteOffset: start, as: UInt32.self) }
     }
 
-    /// Appends the commit frame for the record frames in `output[recordsStart...]`.
+    /// Appends the commit frame for the batch or record frames in `output[recordsStart...]`, which
+    /// hold `count` records.
     static func appendCommitFrame(
         sequence: UInt64, count: Int, previousCommit: UInt64, recordsStart: Int, sealer: RecordSealer, to output: inout [UInt8]
     ) throws {
@@ -55,8 +118,8 @@ enum LogFormat {
         try sealer.sealMarker(context: commitContext, associatedData: numbers + digest, appendingTo: &output)
     }
 
-    /// The BLAKE2b-256 of the authentication tags (last 16 bytes) of the record frames that make
-    /// up `frames` exactly (the caller has checked their lengths).
+    /// The BLAKE2b-256 of the authentication tags (last 16 bytes) of the batch or record frames
+    /// that make up `frames` exactly (the caller has checked their lengths).
     static func transactionDigest(_ frames: UnsafeRawBufferPointer) -> [UInt8] {
         var tags: [UInt8] = []
         tags.reserveCapacity(frames.count / 64)

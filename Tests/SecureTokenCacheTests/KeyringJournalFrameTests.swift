@@ -1,0 +1,69 @@
+import Testing
+
+@testable import SecureTokenCache
+
+/// The keyring journal's frames, without a Secret Service: writes are batch frames, and a journal
+/// written with record frames (older versions) still tells readers what happened.
+@Suite struct KeyringJournalFrameTests {
+    let sealer: RecordSealer
+    let runtime = TemporaryDirectory()
+
+    init() throws {
+        sealer = try RecordSealer(groupKey: SecretKey(), groupName: "journal-frames")
+    }
+
+    private func journal() throws -> KeyringJournal {
+        KeyringJournal(
+            directory: try KeyringGroupDirectory(group: "journal-frames", runtimeDirectory: runtime.path), sealer: sealer)
+    }
+
+    @Test func aTransactionIsWrittenAsBatchFramesAndReadBack() throws {
+        let journal = try journal()
+        let first = [put("a", "1"), put("b", "2", kind: .refreshToken)]
+        let second = [delete("a"), put("c", "3")]
+        let pending = try #require(try journal.begin(first, generation: 1, appendingTo: nil, at: nil))
+        let end = try #require(journal.commit(pending))
+        let file = try #require(journal.openForWriting())
+        let next = try #require(try journal.begin(second, generation: 2, appendingTo: file, at: end))
+        _ = try #require(journal.commit(next))
+
+        let bytes = readBytes(journal.path)
+        // Journal frames are log frames after a 16-byte header (logFrames skips 32: pad it).
+        let frames = logFrames([UInt8](repeating: 0, count: LogFormat.headerByteCount - KeyringJournal.headerByteCount) + bytes)
+        #expect(frames.map(\.type) == [LogFormat.batchFrame, LogFormat.commitFrame, LogFormat.batchFrame, LogFormat.commitFrame])
+        #expect(frames.map(\.sequence) == [1, 1 << 32, 1 << 32 + 1, 2 << 32])
+        let found = try #require(journal.changes(after: 0, hint: 0, through: 2))
+        #expect(KeyringTestSupport.describe(found.changes) == KeyringTestSupport.describe(first + second))
+        #expect(found.position == UInt64(bytes.count))
+    }
+
+    @Test func aJournalOfRecordFramesIsStillRead() throws {
+        let journal = try journal()
+        let transactions = [[put("a", "1"), put("b", "2")], [delete("a")], [put("c", "3"), put("b", "4")]]
+        var bytes = KeyringJournal.header(base: 0)
+        for (index, changes) in transactions.enumerated() {
+            let generation = UInt64(index + 1)
+            let start = bytes.count
+            for (position, change) in changes.enumerated() {
+                try LogFormat.appendRecordFrame(
+                    change, sequence: (generation - 1) << 32 + UInt64(position) + 1, sealer: sealer, to: &bytes)
+            }
+            try LogFormat.appendCommitFrame(
+                sequence: generation << 32, count: changes.count, previousCommit: (generation - 1) << 32, recordsStart: start,
+                sealer: sealer, to: &bytes)
+        }
+        try SystemCall.writeNewFile(journal.path, bytes, "writing a test journal")
+        let all = try #require(journal.changes(after: 0, hint: 0, through: 3))
+        #expect(KeyringTestSupport.describe(all.changes) == KeyringTestSupport.describe(transactions.flatMap { $0 }))
+        let last = try #require(journal.changes(after: 2, hint: 0, through: 3))
+        #expect(KeyringTestSupport.describe(last.changes) == ["put c=3", "put b=4"])
+        #expect(journal.position(of: 3) == UInt64(bytes.count))
+        // And a writer appends batch frames after them.
+        let file = try #require(journal.openForWriting())
+        let end = try #require(journal.appendPosition(in: file, after: 3))
+        let pending = try #require(try journal.begin([put("d", "5")], generation: 4, appendingTo: file, at: end))
+        _ = try #require(journal.commit(pending))
+        let fourth = try #require(journal.changes(after: 3, hint: end, through: 4))
+        #expect(KeyringTestSupport.describe(fourth.changes) == ["put d=5"])
+    }
+}
