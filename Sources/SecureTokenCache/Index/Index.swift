@@ -1,4 +1,6 @@
+import Dispatch
 import HashTreeCollections
+import Synchronization
 
 /// Where access tokens of one account, cloud, tenant, client and token type are filed.
 ///
@@ -352,17 +354,34 @@ struct Index: Sendable {
 
     // MARK: - Building in bulk
 
-    /// Files `all` into an index that holds no entry yet, every map in one pass: what opening
+    /// Files `chunks` into an index that holds no entry yet, every map in one pass: what opening
     /// or reloading a group does with tens of thousands of entries, where inserting them one by
     /// one would update a dozen persistent maps per entry.
     ///
     /// Every map is gathered in a plain dictionary that becomes the base of its ``LayeredMap``.
-    /// Entries must have distinct ids (store records do); a repeated id falls back to inserting
-    /// one by one, which is correct for any input.
-    mutating func fileAll(_ all: some Collection<StoredEntry>) {
+    /// For a large group the id map, the largest, is built on a second thread walking the
+    /// entries from the end while this one files the rest from the start (both touch every
+    /// entry, but rarely the same one at once). Entries must have distinct ids (store records
+    /// do); a repeated id falls back to inserting one by one, which is correct for any input.
+    mutating func fileAll(_ chunks: [[StoredEntry]]) {
         precondition(entries.isEmpty, "fileAll(_:) fills an index without entries")
-        var entries: [EntryID: StoredEntry] = [:]
-        entries.reserveCapacity(all.count)
+        let total = chunks.reduce(0) { $0 + $1.count }
+        let idMap = Mutex<[EntryID: StoredEntry]?>(nil)
+        let buildIdMap: @Sendable () -> Void = {
+            var entries: [EntryID: StoredEntry] = [:]
+            entries.reserveCapacity(total)
+            for chunk in chunks.reversed() {
+                for stored in chunk.reversed() where entries.updateValue(stored, forKey: stored.id) != nil { return }
+            }
+            idMap.withLock { $0 = entries }
+        }
+        let builder = DispatchGroup()
+        if total >= Self.parallelFilingThreshold, LogScanner.processorCount > 1 {
+            DispatchQueue.global(qos: .userInitiated).async(group: builder, execute: buildIdMap)
+        } else {
+            buildIdMap()
+        }
+        let all = chunks.joined()
         var accessTokens: [AccessTokenBucket: [StoredEntry]] = [:]
         var ownRefreshTokens: [RefreshTokenBucket: [EntryID]] = [:]
         var familyRefreshTokens: [RefreshTokenBucket: [EntryID]] = [:]
@@ -376,15 +395,16 @@ struct Index: Sendable {
         var countByKind = [Int](repeating: 0, count: CredentialKind.allCases.count)
         var firstOrdinalOfKind = [UInt64](repeating: .max, count: CredentialKind.allCases.count)
         var nextOrdinal = self.nextOrdinal
+        // Sized for a cache shaped like real ones (a few access tokens per user and one refresh
+        // token, id token and account each), so the maps never rehash while filling.
         accessTokens.reserveCapacity(all.count / 2)
-        entriesByAccount.reserveCapacity(all.count / 4)
-        var repeated = false
+        ownRefreshTokens.reserveCapacity(all.count / 6)
+        familyRefreshTokens.reserveCapacity(all.count / 6)
+        accountsByHome.reserveCapacity(all.count / 6)
+        accountsByUsername.reserveCapacity(all.count / 6)
+        entriesByAccount.reserveCapacity(all.count / 6)
         for stored in all {
             let id = stored.id
-            guard entries.updateValue(stored, forKey: id) == nil else {
-                repeated = true
-                break
-            }
             let kind = id.kind.creationOrder
             countByKind[kind] += 1
             firstOrdinalOfKind[kind] = min(firstOrdinalOfKind[kind], stored.ordinal)
@@ -399,13 +419,13 @@ struct Index: Sendable {
                     RefreshTokenBucket(account: account, environment: environment, owner: token.clientKey), default: []
                 ]
                 .append(id)
-                accountsWithClientToken[token.clientKey, default: [:]][account, default: 0] += 1
+                accountsWithClientToken[token.clientKey, default: Self.accountCounts(all.count)][account, default: 0] += 1
                 if let family = token.familyKey {
                     familyRefreshTokens[
                         RefreshTokenBucket(account: account, environment: environment, owner: family), default: []
                     ]
                     .append(id)
-                    accountsWithFamilyToken[family, default: [:]][account, default: 0] += 1
+                    accountsWithFamilyToken[family, default: Self.accountCounts(all.count)][account, default: 0] += 1
                 }
             case .idToken: break
             case .account(let account):
@@ -416,7 +436,8 @@ struct Index: Sendable {
             }
             if let account = stored.entry.homeAccountKey { entriesByAccount[account, default: []].append(id) }
         }
-        if repeated {
+        builder.wait()
+        guard let entries = idMap.withLock({ $0.take() }) else {
             for stored in all { insert(stored) }
             return
         }
@@ -442,6 +463,15 @@ struct Index: Sendable {
         for kind in written.sorted(by: { firstOrdinalOfKind[$0.creationOrder] < firstOrdinalOfKind[$1.creationOrder] }) {
             noteSection(kind.sectionName)
         }
+    }
+
+    /// From this many entries on, ``fileAll(_:)`` builds the id map on a second thread.
+    static let parallelFilingThreshold = 4_096
+
+    /// An empty map of accounts to counts, sized for a client with a refresh token for every
+    /// user of a group of `entries` entries.
+    private static func accountCounts(_ entries: Int) -> [HashedString: Int] {
+        Dictionary(minimumCapacity: entries / 6)
     }
 
     /// The storage, copied first if another index shares it.

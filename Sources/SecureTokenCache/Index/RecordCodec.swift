@@ -215,7 +215,7 @@ enum RecordCodec {
         for record in records where record.id.kind == .layout { try apply(record, to: &index) }
         let decoded = try decodeAll(records.filter { $0.id.kind != .layout })
         for change in decoded.others { file(change, into: &index) }
-        index.fileAll(decoded.entries.joined())
+        index.fileAll(decoded.entries)
         return index
     }
 
@@ -234,7 +234,7 @@ enum RecordCodec {
     /// Decodes records in order; a large group (opening one, a reload) is decoded by one task
     /// per processor (at most 4), since each record parses on its own.
     static func decodeAll(_ records: [Record]) throws -> DecodedRecords {
-        let processors = min(4, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+        let processors = min(4, LogScanner.processorCount)
         guard records.count >= parallelDecodingThreshold, processors > 1 else {
             return try decode(records[...])
         }

@@ -23,7 +23,7 @@ struct LogScanner {
     static let maximumOpeningThreads = 4
     /// The processors online, read once: glibc's `sysconf` reads a file under `/sys` for it each
     /// time, which would cost more than opening a small tail.
-    private static let processorCount = sysconf(Int32(_SC_NPROCESSORS_ONLN))
+    static let processorCount = sysconf(Int32(_SC_NPROCESSORS_ONLN))
 
     /// A frame the first pass accepted: where it is and how many records it holds.
     private struct Frame {
