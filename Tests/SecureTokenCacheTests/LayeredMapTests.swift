@@ -68,6 +68,37 @@ import Testing
 /// Opening a group files every entry in one pass (`Index.fileAll`); inserting the same entries
 /// one by one must give an index that answers every query the same.
 @Suite struct IndexBulkBuildTests {
+    @Test func anImportNamingOneKeyInTwoSpellingsOfASectionKeepsTheLastEntry() throws {
+        // `IdToken` and Go's `IDToken` are one section: the same key in both is one entry, and
+        // the bulk filing of an import into an empty group must give what put-by-put gives.
+        let document = """
+            {"IdToken": {"k": {"credential_type": "IdToken", "secret": "first", "home_account_id": "u.t",
+             "environment": "login.microsoftonline.com", "realm": "t", "client_id": "c"}},
+             "IDToken": {"k": {"credential_type": "IDToken", "secret": "second", "home_account_id": "u.t",
+             "environment": "login.microsoftonline.com", "realm": "t", "client_id": "c"}}}
+            """
+        let bulk = try Fixtures.group()
+        try bulk.importMSAL(Array(document.utf8))
+        // The same entries put one by one (what an import into a non-empty group does).
+        let stepwise = try Fixtures.group()
+        try stepwise.write { transaction in
+            let parsed = try MSALDocument.parse(Array(document.utf8))
+            transaction.setSections(parsed.sections.map(\.name))
+            for (_, content) in parsed.sections {
+                guard case .entries(let kind, let entries) = content else { continue }
+                for (key, fields) in entries { transaction.put(CacheEntry(kind: kind, fields: fields), key: key) }
+            }
+        }
+        let entries = try bulk.index().documentOrder()
+        #expect(entries.count == 1)
+        guard case .idToken(let token)? = entries.first?.entry else {
+            Issue.record("the entry is not an id token")
+            return
+        }
+        #expect(token.secret == "second")
+        #expect(try bulk.exportMSAL(includeSecrets: true) == stepwise.exportMSAL(includeSecrets: true))
+    }
+
     @Test func aBulkBuiltIndexAnswersLikeOneBuiltEntryByEntry() throws {
         // The three msal-python vectors and a synthetic group, merged into one.
         let group = try Fixtures.group()

@@ -362,8 +362,9 @@ struct Index: Sendable {
     /// For a large group the id map, the largest, is built on a second thread walking the
     /// entries from the end while this one files the rest from the start (both touch every
     /// entry, but rarely the same one at once). Entries must have distinct ids (store records
-    /// do); a repeated id falls back to inserting one by one, which is correct for any input.
-    mutating func fileAll(_ chunks: [[StoredEntry]]) {
+    /// do); with a repeated id nothing is filed and the result is `false`.
+    @discardableResult
+    mutating func fileAll(_ chunks: [[StoredEntry]]) -> Bool {
         precondition(entries.isEmpty, "fileAll(_:) fills an index without entries")
         let total = chunks.reduce(0) { $0 + $1.count }
         let idMap = Mutex<[EntryID: StoredEntry]?>(nil)
@@ -437,10 +438,7 @@ struct Index: Sendable {
             if let account = stored.entry.homeAccountKey { entriesByAccount[account, default: []].append(id) }
         }
         builder.wait()
-        guard let entries = idMap.withLock({ $0.take() }) else {
-            for stored in all { insert(stored) }
-            return
-        }
+        guard let entries = idMap.withLock({ $0.take() }) else { return false }
         let storage = self.storage(unique: ())
         storage.entries = LayeredMap(entries)
         storage.accessTokens = LayeredMap(accessTokens)
@@ -463,6 +461,7 @@ struct Index: Sendable {
         for kind in written.sorted(by: { firstOrdinalOfKind[$0.creationOrder] < firstOrdinalOfKind[$1.creationOrder] }) {
             noteSection(kind.sectionName)
         }
+        return true
     }
 
     /// From this many entries on, ``fileAll(_:)`` builds the id map on a second thread.

@@ -26,6 +26,27 @@ struct IndexTransaction {
         return id
     }
 
+    /// Files many entries under their keys at once, as ``put(_:key:)`` would one by one. Into
+    /// an index without entries (an import into a new group) every map is filled in one pass.
+    mutating func putAll(_ all: [(entry: CacheEntry, key: String)]) {
+        if index.count == 0 {
+            var stored: [StoredEntry] = []
+            stored.reserveCapacity(all.count)
+            var ordinal = index.nextOrdinal
+            for (entry, key) in all {
+                stored.append(StoredEntry(id: EntryID(kind: entry.kind, key: key), ordinal: ordinal, entry: entry))
+                ordinal += 1
+            }
+            if index.fileAll([stored]) {
+                changes.reserveCapacity(changes.count + stored.count)
+                for entry in stored { changes.append(.put(RecordCodec.record(entry))) }
+                return
+            }
+        }
+        // A repeated key keeps its first ordinal, as put does.
+        for (entry, key) in all { put(entry, key: key) }
+    }
+
     /// Replaces the entry filed under `existing` with `entry`: in place when `existing` is under
     /// a key another SDK made (MSAL rule: update foreign entries under their own key), else
     /// under msal-python's key for the new contents.

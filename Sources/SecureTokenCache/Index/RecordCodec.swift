@@ -215,7 +215,10 @@ enum RecordCodec {
         for record in records where record.id.kind == .layout { try apply(record, to: &index) }
         let decoded = try decodeAll(records.filter { $0.id.kind != .layout })
         for change in decoded.others { file(change, into: &index) }
-        index.fileAll(decoded.entries)
+        if !index.fileAll(decoded.entries) {
+            // A repeated id (never in what a store loads): one by one, later replacing earlier.
+            for chunk in decoded.entries { for stored in chunk { index.insert(stored) } }
+        }
         return index
     }
 

@@ -69,16 +69,23 @@ enum MSALDocument {
             if !present { names.append(name) }
         }
         transaction.setSections(names)
+        // Entries share their accounts, clouds, clients, tenants and scopes: parse each once.
+        var sharing = StringInterner()
+        var all: [(entry: CacheEntry, key: String)] = []
+        all.reserveCapacity(parsed.entryCount)
         for (name, content) in parsed.sections {
             switch content {
             case .unknown(let value):
                 transaction.setUnknownSection(name, value)
             case .entries(let kind, let entries):
                 for (key, fields) in entries {
-                    transaction.put(CacheEntry(kind: kind, fields: fields), key: key)
+                    var parts = EntryParts(fields)
+                    parts.share(with: &sharing)
+                    all.append((entry: CacheEntry(kind: kind, members: .object(fields), parts: parts), key: key))
                 }
             }
         }
+        transaction.putAll(all)
     }
 
     /// The bytes msal-python's `serialize()` would write for the index's contents.

@@ -155,6 +155,21 @@ struct EntryParts {
         }
     }
 
+    /// Takes the parsed forms of the members many entries share (account, cloud, scopes, index
+    /// keys) from `interner`, which makes each once per distinct string.
+    mutating func share(with interner: inout StringInterner) {
+        for field in [KnownField.homeAccountId, .environment, .target, .clientId, .realm, .tokenType, .extCacheKey] {
+            guard case .string(var text) = self[field] else { continue }
+            let slot = text.withUTF8 { interner.slot(of: UnsafeRawBufferPointer($0)) }
+            switch field {
+            case .homeAccountId: homeAccount = interner.homeAccountId(at: slot)
+            case .environment: cloud = interner.environment(at: slot)
+            case .target: scopes = interner.scopes(at: slot)
+            default: setLowercasedKey(interner.lowercasedKey(at: slot), for: field)
+            }
+        }
+    }
+
     /// The value of a known member.
     subscript(field: KnownField) -> JSONValue? {
         get { values[Int(field.rawValue)] }
