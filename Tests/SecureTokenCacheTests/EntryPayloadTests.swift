@@ -79,6 +79,12 @@ import Testing
         }
     }
 
+    @Test func everyKnownFieldCodeFitsTheInlineParts() {
+        #expect(KnownField.allCases.allSatisfy { $0.rawValue > 0 && $0.rawValue < 32 })
+        #expect(Set(KnownField.allCases.map(\.name)).count == KnownField.allCases.count)
+        for field in KnownField.allCases { #expect(KnownField(name: field.name) == field) }
+    }
+
     @Test func aFormatOneRecordStillDecodes() throws {
         for original in try entries() {
             var payload: [UInt8] = [RecordCodec.formatVersion]

@@ -1,7 +1,8 @@
 /// An MSAL member the engine reads, with the one-byte code the record encoding stores in place
 /// of its name (see ``EntryPayload``).
 ///
-/// The codes are stored in every sealed entry: never renumber, only append.
+/// The codes are stored in every sealed entry: never renumber, only append (below 32: see
+/// ``EntryParts``).
 enum KnownField: UInt8, CaseIterable, Sendable {
     case credentialType = 1
     case secret = 2
@@ -119,9 +120,10 @@ enum EntryMembers: Sendable {
 /// group instead of one per entry); an entry built from parts reads exactly what
 /// `init(fields:)` reads from the same members.
 struct EntryParts {
-    private var values: [JSONValue?]
+    /// By ``KnownField`` code. Inline, so reading an entry allocates nothing for its parts.
+    private var values = InlineArray<32, JSONValue?>(repeating: nil)
     /// Lower-cased members with their hashes, made once per distinct string by the decoder.
-    private var lowercasedKeys: [HashedString?]
+    private var lowercasedKeys = InlineArray<32, HashedString?>(repeating: nil)
     /// `home_account_id` already parsed (the outer optional: whether it was; the inner: the
     /// value `AccessToken` and the other credentials keep, `nil` for an empty id).
     var homeAccount: HomeAccountId??
@@ -131,10 +133,7 @@ struct EntryParts {
     var scopes: Scopes?
 
     /// No members yet.
-    init() {
-        values = [JSONValue?](repeating: nil, count: KnownField.allCases.count + 1)
-        lowercasedKeys = [HashedString?](repeating: nil, count: KnownField.allCases.count + 1)
-    }
+    init() {}
 
     /// Forgets every member, keeping the storage (a decoder reuses one value for every entry).
     mutating func reset() {

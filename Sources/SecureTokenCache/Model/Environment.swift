@@ -44,8 +44,16 @@ public struct Environment: Sendable, Hashable, CustomStringConvertible {
 
     /// The environment of a host name; case and a trailing dot do not matter.
     public init(_ host: String) {
-        storage = Storage(host)
+        storage = Self.knownHosts[host] ?? Storage(host)
     }
+
+    /// The parsed form of every known alias host, made once: nearly every entry and request
+    /// names one of these, so making an `Environment` for them allocates nothing.
+    private static let knownHosts: [String: Storage] = {
+        var known: [String: Storage] = [:]
+        for group in aliasGroups { for host in group { known[host] = Storage(host) } }
+        return known
+    }()
 
     /// The hosts this one stands for in lookups: its alias group, or itself.
     public var aliases: [String] {
