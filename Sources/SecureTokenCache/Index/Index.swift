@@ -224,7 +224,7 @@ struct Index: Sendable {
             // and tenant: then only the bucket that holds entries by value changes.
             if Self.filedAlike(replaced, stored) {
                 if case .accessToken(let token) = stored.entry {
-                    let bucket = Self.bucket(of: token)
+                    let bucket = token.bucket
                     if var filed = accessTokens[bucket], let position = filed.firstIndex(where: { $0.id == stored.id }) {
                         filed[position] = stored
                         accessTokens[bucket] = filed
@@ -270,16 +270,13 @@ struct Index: Sendable {
         if !known { sections.append(name) }
     }
 
-    /// The bucket an access token is filed in.
-    private static func bucket(of token: AccessToken) -> AccessTokenBucket { token.bucket }
-
     /// Whether two entries of one id are filed under the same keys of every map, so replacing
     /// one by the other leaves every map but the access-token buckets as it is.
     private static func filedAlike(_ old: StoredEntry, _ new: StoredEntry) -> Bool {
         guard old.entry.homeAccount == new.entry.homeAccount, old.entry.client == new.entry.client else { return false }
         switch (old.entry, new.entry) {
         case (.accessToken(let before), .accessToken(let after)):
-            return bucket(of: before) == bucket(of: after)
+            return before.bucket == after.bucket
         case (.refreshToken(let before), .refreshToken(let after)):
             return before.environment.groupKey == after.environment.groupKey && before.familyId == after.familyId
         case (.idToken, .idToken), (.appMetadata, .appMetadata):
@@ -295,7 +292,7 @@ struct Index: Sendable {
         let id = stored.id
         switch stored.entry {
         case .accessToken(let token):
-            let bucket = Self.bucket(of: token)
+            let bucket = token.bucket
             if adding {
                 var filed = accessTokens[bucket] ?? []
                 filed.append(stored)
@@ -377,7 +374,7 @@ struct Index: Sendable {
             idMap.withLock { $0 = entries }
         }
         let builder = DispatchGroup()
-        if total >= Self.parallelFilingThreshold, LogScanner.processorCount > 1 {
+        if total >= Self.parallelFilingThreshold, Processors.online > 1 {
             DispatchQueue.global(qos: .userInitiated).async(group: builder, execute: buildIdMap)
         } else {
             buildIdMap()
@@ -398,12 +395,12 @@ struct Index: Sendable {
         var nextOrdinal = self.nextOrdinal
         // Sized for a cache shaped like real ones (a few access tokens per user and one refresh
         // token, id token and account each), so the maps never rehash while filling.
-        accessTokens.reserveCapacity(all.count / 2)
-        ownRefreshTokens.reserveCapacity(all.count / 6)
-        familyRefreshTokens.reserveCapacity(all.count / 6)
-        accountsByHome.reserveCapacity(all.count / 6)
-        accountsByUsername.reserveCapacity(all.count / 6)
-        entriesByAccount.reserveCapacity(all.count / 6)
+        accessTokens.reserveCapacity(total / 2)
+        ownRefreshTokens.reserveCapacity(total / 6)
+        familyRefreshTokens.reserveCapacity(total / 6)
+        accountsByHome.reserveCapacity(total / 6)
+        accountsByUsername.reserveCapacity(total / 6)
+        entriesByAccount.reserveCapacity(total / 6)
         for stored in all {
             let id = stored.id
             let kind = id.kind.creationOrder
@@ -420,13 +417,13 @@ struct Index: Sendable {
                     RefreshTokenBucket(account: account, environment: environment, owner: token.clientKey), default: []
                 ]
                 .append(id)
-                accountsWithClientToken[token.clientKey, default: Self.accountCounts(all.count)][account, default: 0] += 1
+                accountsWithClientToken[token.clientKey, default: Self.accountCounts(total)][account, default: 0] += 1
                 if let family = token.familyKey {
                     familyRefreshTokens[
                         RefreshTokenBucket(account: account, environment: environment, owner: family), default: []
                     ]
                     .append(id)
-                    accountsWithFamilyToken[family, default: Self.accountCounts(all.count)][account, default: 0] += 1
+                    accountsWithFamilyToken[family, default: Self.accountCounts(total)][account, default: 0] += 1
                 }
             case .idToken: break
             case .account(let account):

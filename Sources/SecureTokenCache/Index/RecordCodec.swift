@@ -237,7 +237,7 @@ enum RecordCodec {
     /// Decodes records in order; a large group (opening one, a reload) is decoded by one task
     /// per processor (at most 4), since each record parses on its own.
     static func decodeAll(_ records: [Record]) throws -> DecodedRecords {
-        let processors = min(4, LogScanner.processorCount)
+        let processors = min(4, Processors.online)
         guard records.count >= parallelDecodingThreshold, processors > 1 else {
             return try decode(records[...])
         }

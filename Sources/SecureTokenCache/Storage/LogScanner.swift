@@ -21,9 +21,6 @@ struct LogScanner {
     static let parallelOpeningThreshold = 512 << 10
     /// Opening never uses more threads than this (nor more than the machine has processors).
     static let maximumOpeningThreads = 4
-    /// The processors online, read once: glibc's `sysconf` reads a file under `/sys` for it each
-    /// time, which would cost more than opening a small tail.
-    static let processorCount = sysconf(Int32(_SC_NPROCESSORS_ONLN))
 
     /// A frame the first pass accepted: where it is and how many records it holds.
     private struct Frame {
@@ -181,7 +178,7 @@ struct LogScanner {
     ) -> (log: ScannedLog, failure: (frame: Int, error: TokenCacheError)?) {
         let byteCount = frames.isEmpty ? 0 : frames.last!.end - frames.first!.start
         guard byteCount >= Self.parallelOpeningThreshold else { return openRun(frames, in: bytes, recordCount: recordCount) }
-        let threads = min(Self.maximumOpeningThreads, Self.processorCount, frames.count)
+        let threads = min(Self.maximumOpeningThreads, Processors.online, frames.count)
         guard threads > 1 else { return openRun(frames, in: bytes, recordCount: recordCount) }
         // Contiguous runs of about equal size in bytes (the cost of opening is linear in them).
         var cuts: [Range<Int>] = []
