@@ -4,9 +4,14 @@ import Synchronization
 
 /// Turns index contents into store records and back.
 ///
-/// An entry record is named by its cache key and holds a version byte, its ordinal (8 bytes,
-/// little-endian) and its members as compact JSON. Stores seal every payload.
+/// An entry record is named by its cache key; its payload is an ``EntryPayload`` (format 2:
+/// version byte, ordinal, members in a binary form), or in groups written before it, format 1:
+/// a version byte, the ordinal (8 bytes, little-endian) and the members as compact JSON. The
+/// other records (client state, section layout, unknown sections, tenant aliases) are a
+/// format-1 version byte and compact JSON or text. Stores seal every payload.
 enum RecordCodec {
+    /// The version byte of the JSON records (every record but entries, and entries before
+    /// ``EntryPayload``).
     static let formatVersion: UInt8 = 1
     static let layoutName = "sections"
 
