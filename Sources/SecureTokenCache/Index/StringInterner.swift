@@ -74,7 +74,7 @@ struct StringInterner {
     /// The environment of the string in `slot`, parsed once.
     mutating func environment(at slot: Int) -> Environment {
         if case .environment(let parsed) = interned[slot].parsed { return parsed }
-        let parsed = Environment(interned[slot].string)
+        let parsed = Environment(unshared: interned[slot].string)
         interned[slot].parsed = .environment(parsed)
         return parsed
     }

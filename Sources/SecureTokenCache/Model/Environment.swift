@@ -25,11 +25,14 @@ public struct Environment: Sendable, Hashable, CustomStringConvertible {
         let host: String
         let groupKey: HashedString
 
-        init(_ host: String) {
+        init(_ host: String, ownCopies: Bool = false) {
             var normalised = host.asciiLowercased
             if normalised.hasSuffix(".") { normalised.removeLast() }
-            self.host = normalised
-            groupKey = HashedString(Environment.groupOfHost[normalised] ?? normalised)
+            let group = Environment.groupOfHost[normalised] ?? normalised
+            // A decoding thread makes its own copies: strings every entry retains must not be
+            // shared with other threads, or their reference counts bounce between processors.
+            self.host = ownCopies ? String(decoding: Array(normalised.utf8), as: UTF8.self) : normalised
+            groupKey = HashedString(ownCopies ? String(decoding: Array(group.utf8), as: UTF8.self) : group)
         }
     }
 
@@ -45,6 +48,12 @@ public struct Environment: Sendable, Hashable, CustomStringConvertible {
     /// The environment of a host name; case and a trailing dot do not matter.
     public init(_ host: String) {
         storage = Self.knownHosts[host] ?? Storage(host)
+    }
+
+    /// The environment of a host name, in objects of its own (not the process-wide ones of the
+    /// known hosts): for a thread that will copy it into thousands of entries.
+    init(unshared host: String) {
+        storage = Storage(host, ownCopies: true)
     }
 
     /// The parsed form of every known alias host, made once: nearly every entry and request
