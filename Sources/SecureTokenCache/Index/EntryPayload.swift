@@ -119,6 +119,8 @@ enum EntryPayload {
 struct EntryDecoder {
     private var interner = StringInterner()
     private var parts = EntryParts()
+    /// By member code: the slot that member's string had in the previous entry (-1: none).
+    private var hints = InlineArray<32, Int>(repeating: -1)
 
     /// A decoder with nothing interned yet.
     init() {}
@@ -148,16 +150,16 @@ struct EntryDecoder {
                     let slot: Int
                     switch field {
                     case .homeAccountId:
-                        slot = interner.slot(of: UnsafeRawBufferPointer(bytes))
+                        slot = interner.slot(of: UnsafeRawBufferPointer(bytes), hint: &hints[Int(code)])
                         parts.homeAccount = interner.homeAccountId(at: slot)
                     case .environment:
-                        slot = interner.slot(of: UnsafeRawBufferPointer(bytes))
+                        slot = interner.slot(of: UnsafeRawBufferPointer(bytes), hint: &hints[Int(code)])
                         parts.cloud = interner.environment(at: slot)
                     case .target:
-                        slot = interner.slot(of: UnsafeRawBufferPointer(bytes))
+                        slot = interner.slot(of: UnsafeRawBufferPointer(bytes), hint: &hints[Int(code)])
                         parts.scopes = interner.scopes(at: slot)
                     case .clientId, .realm, .tokenType, .extCacheKey:
-                        slot = interner.slot(of: UnsafeRawBufferPointer(bytes))
+                        slot = interner.slot(of: UnsafeRawBufferPointer(bytes), hint: &hints[Int(code)])
                         parts.setLowercasedKey(interner.lowercasedKey(at: slot), for: field)
                     default:
                         return String(decoding: bytes, as: UTF8.self)

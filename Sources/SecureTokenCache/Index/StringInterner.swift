@@ -19,14 +19,12 @@ struct StringInterner {
         case lowercasedKey(HashedString)
     }
 
-    private struct Interned {
-        let hash: UInt64
-        let string: String
-        var parsed: Parsed = .none
-    }
-
-    private var interned: [Interned] = []
-    /// Positions in `interned` plus one (0: an empty slot); a power of two in size.
+    /// By slot: the hash, the string and what was parsed from it (apart, so a probe reads a
+    /// hash without copying, and so retaining, a string).
+    private var hashes: [UInt64] = []
+    private var strings: [String] = []
+    private var parsed: [Parsed] = []
+    /// Slots plus one (0: empty); a power of two in size.
     private var table: [Int32] = []
     private var mask = 0
 
@@ -35,19 +33,29 @@ struct StringInterner {
 
     /// The slot of the string with exactly these UTF-8 bytes, interning it if new.
     mutating func slot(of bytes: UnsafeRawBufferPointer) -> Int {
-        if interned.count * 2 >= table.count { grow() }
+        if strings.count * 2 >= table.count { grow() }
         let hash = Self.hash(bytes)
         var position = Int(truncatingIfNeeded: hash) & mask
         while true {
             let entry = Int(table[position])
             if entry == 0 { break }
-            let candidate = interned[entry - 1]
-            if candidate.hash == hash && Self.equal(candidate.string, bytes) { return entry - 1 }
+            if hashes[entry - 1] == hash && Self.equal(strings[entry - 1], bytes) { return entry - 1 }
             position = (position + 1) & mask
         }
-        interned.append(Interned(hash: hash, string: String(decoding: bytes.assumingMemoryBound(to: UInt8.self), as: UTF8.self)))
-        table[position] = Int32(interned.count)
-        return interned.count - 1
+        hashes.append(hash)
+        strings.append(String(decoding: bytes.assumingMemoryBound(to: UInt8.self), as: UTF8.self))
+        parsed.append(.none)
+        table[position] = Int32(strings.count)
+        return strings.count - 1
+    }
+
+    /// ``slot(of:)``, trying `hint` (the slot the same member of the previous entry had) first:
+    /// most entries repeat their predecessor's cloud, client and tenant, and comparing with one
+    /// string costs less than hashing and probing. Updates `hint`.
+    mutating func slot(of bytes: UnsafeRawBufferPointer, hint: inout Int) -> Int {
+        if hint >= 0, Self.equal(strings[hint], bytes) { return hint }
+        hint = slot(of: bytes)
+        return hint
     }
 
     /// The string with exactly these UTF-8 bytes, interned.
@@ -56,42 +64,42 @@ struct StringInterner {
             // Short strings live inside the `String` value itself: nothing to share.
             return String(decoding: bytes.assumingMemoryBound(to: UInt8.self), as: UTF8.self)
         }
-        return interned[slot(of: bytes)].string
+        return strings[slot(of: bytes)]
     }
 
     /// The string in `slot`.
-    func string(at slot: Int) -> String { interned[slot].string }
+    func string(at slot: Int) -> String { strings[slot] }
 
     /// The credential home account id of the string in `slot` (`nil` when empty), parsed once.
     mutating func homeAccountId(at slot: Int) -> HomeAccountId? {
-        if case .homeAccountId(let parsed) = interned[slot].parsed { return parsed }
-        let text = interned[slot].string
-        let parsed = text.isEmpty ? nil : HomeAccountId(text)
-        interned[slot].parsed = .homeAccountId(parsed)
-        return parsed
+        if case .homeAccountId(let made) = parsed[slot] { return made }
+        let text = strings[slot]
+        let made = text.isEmpty ? nil : HomeAccountId(text)
+        parsed[slot] = .homeAccountId(made)
+        return made
     }
 
     /// The environment of the string in `slot`, parsed once.
     mutating func environment(at slot: Int) -> Environment {
-        if case .environment(let parsed) = interned[slot].parsed { return parsed }
-        let parsed = Environment(unshared: interned[slot].string)
-        interned[slot].parsed = .environment(parsed)
-        return parsed
+        if case .environment(let made) = parsed[slot] { return made }
+        let made = Environment(unshared: strings[slot])
+        parsed[slot] = .environment(made)
+        return made
     }
 
     /// The scopes of the `target` string in `slot`, parsed once.
     mutating func scopes(at slot: Int) -> Scopes {
-        if case .scopes(let parsed) = interned[slot].parsed { return parsed }
-        let parsed = Scopes(target: interned[slot].string)
-        interned[slot].parsed = .scopes(parsed)
-        return parsed
+        if case .scopes(let made) = parsed[slot] { return made }
+        let made = Scopes(target: strings[slot])
+        parsed[slot] = .scopes(made)
+        return made
     }
 
     /// The string in `slot`, lower-cased, with its hash, made once.
     mutating func lowercasedKey(at slot: Int) -> HashedString {
-        if case .lowercasedKey(let key) = interned[slot].parsed { return key }
-        let key = HashedString(interned[slot].string.asciiLowercased)
-        interned[slot].parsed = .lowercasedKey(key)
+        if case .lowercasedKey(let key) = parsed[slot] { return key }
+        let key = HashedString(strings[slot].asciiLowercased)
+        parsed[slot] = .lowercasedKey(key)
         return key
     }
 
@@ -99,8 +107,8 @@ struct StringInterner {
         let size = max(256, table.count * 2)
         table = [Int32](repeating: 0, count: size)
         mask = size - 1
-        for (offset, entry) in interned.enumerated() {
-            var position = Int(truncatingIfNeeded: entry.hash) & mask
+        for (offset, hash) in hashes.enumerated() {
+            var position = Int(truncatingIfNeeded: hash) & mask
             while table[position] != 0 { position = (position + 1) & mask }
             table[position] = Int32(offset + 1)
         }

@@ -124,6 +124,8 @@ struct EntryParts {
     private var values = InlineArray<32, JSONValue?>(repeating: nil)
     /// Lower-cased members with their hashes, made once per distinct string by the decoder.
     private var lowercasedKeys = InlineArray<32, HashedString?>(repeating: nil)
+    /// Which codes hold a value or a key, so ``reset()`` clears only those.
+    private var filled: UInt32 = 0
     /// `home_account_id` already parsed (the outer optional: whether it was; the inner: the
     /// value `AccessToken` and the other credentials keep, `nil` for an empty id).
     var homeAccount: HomeAccountId??
@@ -137,10 +139,14 @@ struct EntryParts {
 
     /// Forgets every member, keeping the storage (a decoder reuses one value for every entry).
     mutating func reset() {
-        for position in values.indices {
+        var set = filled
+        while set != 0 {
+            let position = set.trailingZeroBitCount
             values[position] = nil
             lowercasedKeys[position] = nil
+            set &= set - 1
         }
+        filled = 0
         homeAccount = nil
         cloud = nil
         scopes = nil
@@ -172,7 +178,10 @@ struct EntryParts {
     /// The value of a known member.
     subscript(field: KnownField) -> JSONValue? {
         get { values[Int(field.rawValue)] }
-        set { values[Int(field.rawValue)] = newValue }
+        set {
+            values[Int(field.rawValue)] = newValue
+            filled |= 1 << UInt32(field.rawValue)
+        }
     }
 
     /// The member as text: a string, or a number's literal (``JSONObject``'s `string(_:)` rule).
@@ -187,6 +196,7 @@ struct EntryParts {
     /// Remembers the lower-cased key of a member's string (made once by the decoder).
     mutating func setLowercasedKey(_ key: HashedString, for field: KnownField) {
         lowercasedKeys[Int(field.rawValue)] = key
+        filled |= 1 << UInt32(field.rawValue)
     }
 
     /// The member's text, lower-cased, with its hash (`""` when missing): what the index files by.
