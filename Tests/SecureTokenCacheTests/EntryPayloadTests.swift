@@ -79,6 +79,39 @@ import Testing
         }
     }
 
+    @Test func aRecordWhosePayloadIsASliceOfALargerBufferDecodesTheSame() throws {
+        // Records opened from a batch are slices of its plaintext: nothing may index from 0.
+        var records = try entries().map(RecordCodec.record)
+        var state = ClientState()
+        state.signIn("uid.utid")
+        records += [
+            RecordCodec.record(clientState: state, client: "client"),
+            RecordCodec.record(tenantAlias: "contoso.onmicrosoft.com", tenantId: "tid"),
+            RecordCodec.record(sections: ["AccessToken", "Account"]),
+            RecordCodec.record(unknownSection: "Extra", value: .object(["a": .number("1")])),
+        ]
+        for record in records {
+            let padded = [0xFF, 0x01, 0x02] + Array(record.payload) + [0xEE]
+            let sliced = Record(id: record.id, payload: padded[3..<(padded.count - 1)])
+            let expected = try RecordCodec.decode(record)
+            let decoded = try RecordCodec.decode(sliced)
+            switch (expected, decoded) {
+            case (.insert(let a), .insert(let b)):
+                #expect(a == b && a.entry.fields == b.entry.fields)
+            case (.clientState(let c1, let s1), .clientState(let c2, let s2)):
+                #expect(c1 == c2 && s1 == s2)
+            case (.tenantAlias(let n1, let t1), .tenantAlias(let n2, let t2)):
+                #expect(n1 == n2 && t1 == t2)
+            case (.sections(let a), .sections(let b)):
+                #expect(a == b)
+            case (.unknownSection(let n1, let v1), .unknownSection(let n2, let v2)):
+                #expect(n1 == n2 && v1 == v2)
+            default:
+                Issue.record("\(record.id.name) decoded differently from a slice")
+            }
+        }
+    }
+
     @Test func everyKnownFieldCodeFitsTheInlineParts() {
         #expect(KnownField.allCases.allSatisfy { $0.rawValue > 0 && $0.rawValue < 32 })
         #expect(Set(KnownField.allCases.map(\.name)).count == KnownField.allCases.count)
@@ -101,14 +134,14 @@ import Testing
         let record = RecordCodec.record(original)
         for length in 0..<record.payload.count {
             var cut = record
-            cut.payload = Array(record.payload[..<length])
+            cut.payload = record.payload.prefix(length)
             #expect(throws: TokenCacheError.self) { try decode(cut) }
         }
         // A flipped byte either fails or decodes to some entry; it never crashes. (Records are
         // sealed: a flip in a stored record fails to authenticate long before this.)
         for position in 0..<record.payload.count {
             var flipped = record
-            flipped.payload[position] ^= 0x80
+            flipped.payload[flipped.payload.startIndex + position] ^= 0x80
             do {
                 _ = try decode(flipped)
             } catch let error as TokenCacheError {

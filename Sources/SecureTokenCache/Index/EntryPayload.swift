@@ -25,7 +25,7 @@ enum EntryPayload {
     }
 
     /// The payload of `stored`: the one it was read from when its ordinal is unchanged.
-    static func encode(_ stored: StoredEntry) -> [UInt8] {
+    static func encode(_ stored: StoredEntry) -> ArraySlice<UInt8> {
         if case .payload(let payload) = stored.entry.members, ordinal(of: payload) == stored.ordinal { return payload }
         let members = stored.entry.fields.members
         var output: [UInt8] = [version]
@@ -58,17 +58,17 @@ enum EntryPayload {
                 output += json
             }
         }
-        return output
+        return output[...]
     }
 
     /// The ordinal a format-2 payload carries.
-    private static func ordinal(of payload: [UInt8]) -> UInt64? {
-        guard payload.count >= 9, payload[0] == version else { return nil }
+    private static func ordinal(of payload: ArraySlice<UInt8>) -> UInt64? {
+        guard payload.count >= 9, payload.first == version else { return nil }
         return payload.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: 1, as: UInt64.self)) }
     }
 
     /// Every member of a payload that ``EntryDecoder`` read before, in order.
-    static func members(of payload: [UInt8]) -> JSONObject {
+    static func members(of payload: ArraySlice<UInt8>) -> JSONObject {
         do {
             return try payload.withUnsafeBytes { bytes in
                 var reader = PayloadReader(bytes)
@@ -126,7 +126,7 @@ struct EntryDecoder {
     init() {}
 
     /// Decodes the payload of an entry of `kind`. Throws `.storeCorrupted` for a malformed one.
-    mutating func decode(kind: CredentialKind, payload: [UInt8]) throws -> (ordinal: UInt64, entry: CacheEntry) {
+    mutating func decode(kind: CredentialKind, payload: ArraySlice<UInt8>) throws -> (ordinal: UInt64, entry: CacheEntry) {
         parts.reset()
         let ordinal = try payload.withUnsafeBytes { bytes in
             var reader = PayloadReader(bytes)

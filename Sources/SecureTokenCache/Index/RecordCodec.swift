@@ -66,12 +66,12 @@ enum RecordCodec {
         return Record(id: RecordID(kind: .unknownSection, name: name), payload: payload)
     }
 
-    private static func body(_ payload: [UInt8], headerSize: Int) throws -> JSONValue {
-        guard payload.count > headerSize, payload[0] == formatVersion else {
+    private static func body(_ payload: ArraySlice<UInt8>, headerSize: Int) throws -> JSONValue {
+        guard payload.count > headerSize, payload.first == formatVersion else {
             throw TokenCacheError(
                 .unsupportedFormat, "a record has an unknown format; upgrade SecureTokenCache to read this group")
         }
-        return try JSONParser.parse(payload[headerSize...])
+        return try JSONParser.parse(payload.dropFirst(headerSize))
     }
 
     /// A store change decoded into what the index files. Decoding can fail (a damaged record);
@@ -142,7 +142,7 @@ enum RecordCodec {
                     throw TokenCacheError(.storeCorrupted, "an entry record is shorter than its header")
                 }
                 var ordinal: UInt64 = 0
-                for byte in record.payload[1..<9].reversed() { ordinal = ordinal << 8 | UInt64(byte) }
+                for byte in record.payload.dropFirst().prefix(8).reversed() { ordinal = ordinal << 8 | UInt64(byte) }
                 guard case .object(let fields) = try body(record.payload, headerSize: 9) else {
                     throw TokenCacheError(.storeCorrupted, "an entry record is not a JSON object")
                 }

@@ -102,7 +102,7 @@ enum KnownField: UInt8, CaseIterable, Sendable {
 /// members into ``EntryParts`` and keeps the payload it already had.
 enum EntryMembers: Sendable {
     case object(JSONObject)
-    case payload([UInt8])
+    case payload(ArraySlice<UInt8>)
 
     /// The members as an object.
     var object: JSONObject {

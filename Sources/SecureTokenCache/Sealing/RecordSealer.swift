@@ -255,6 +255,9 @@ final class RecordSealer: Sendable {
         _ plaintext: UnsafeRawBufferPointer, count: Int, into changes: inout [RecordChange], nameHashes: inout [UInt64]
     ) throws {
         var offset = 0
+        // The records' payloads are slices of one copy of the plaintext (made at the first
+        // put), not a buffer each: fewer allocations to make now and to free with the group.
+        var shared: [UInt8]? = nil
         for _ in 0..<count {
             guard plaintext.count - offset >= batchRecordOverhead,
                 let operation = Operation(rawValue: plaintext[offset]),
@@ -275,15 +278,8 @@ final class RecordSealer: Sendable {
             let id = RecordID(kind: kind, name: name)
             switch operation {
             case .put:
-                let payload = [UInt8](unsafeUninitializedCapacity: payloadCount) { buffer, initialized in
-                    if payloadCount > 0 {
-                        buffer.baseAddress!.initialize(
-                            from: plaintext.baseAddress!.advanced(by: offset).assumingMemoryBound(to: UInt8.self),
-                            count: payloadCount)
-                    }
-                    initialized = payloadCount
-                }
-                changes.append(.put(Record(id: id, payload: payload)))
+                if shared == nil { shared = Array(plaintext.assumingMemoryBound(to: UInt8.self)) }
+                changes.append(.put(Record(id: id, payload: shared![offset..<(offset + payloadCount)])))
             case .delete:
                 guard payloadCount == 0 else { throw damaged("a sealed delete carries a payload") }
                 changes.append(.delete(id))
