@@ -117,13 +117,17 @@ enum EntryPayload {
 /// Only the members the engine reads are decoded; the entry keeps the payload for the rest
 /// (``EntryMembers``). Not thread-safe: use one per thread.
 struct EntryDecoder {
-    private var interner = StringInterner()
+    private var interner: StringInterner
     private var parts = EntryParts()
     /// By member code: the slot that member's string had in the previous entry (-1: none).
     private var hints = InlineArray<32, Int>(repeating: -1)
 
-    /// A decoder with nothing interned yet.
-    init() {}
+    /// A decoder with nothing interned yet; `parallel` when other threads decode at the same
+    /// time, so the objects every entry shares are this thread's own (their reference counts
+    /// would otherwise bounce between processors).
+    init(parallel: Bool = false) {
+        interner = StringInterner(ownObjects: parallel)
+    }
 
     /// Decodes the payload of an entry of `kind`. Throws `.storeCorrupted` for a malformed one.
     mutating func decode(kind: CredentialKind, payload: ArraySlice<UInt8>) throws -> (ordinal: UInt64, entry: CacheEntry) {

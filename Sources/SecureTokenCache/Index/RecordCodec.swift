@@ -253,7 +253,7 @@ enum RecordCodec {
         DispatchQueue.concurrentPerform(iterations: chunkCount) { chunk in
             let range = (chunk * chunkSize)..<min(records.count, (chunk + 1) * chunkSize)
             do {
-                let decoded = try decode(records[range])
+                let decoded = try decode(records[range], parallel: true)
                 chunks.withLock { $0[chunk] = decoded }
             } catch {
                 failure.withLock { $0 = $0 ?? error }
@@ -270,8 +270,8 @@ enum RecordCodec {
         }
     }
 
-    private static func decode(_ records: ArraySlice<Record>) throws -> DecodedRecords {
-        var decoder = EntryDecoder()
+    private static func decode(_ records: ArraySlice<Record>, parallel: Bool = false) throws -> DecodedRecords {
+        var decoder = EntryDecoder(parallel: parallel)
         var entries: [StoredEntry] = []
         entries.reserveCapacity(records.count)
         var others: [DecodedChange] = []

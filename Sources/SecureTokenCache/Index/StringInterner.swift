@@ -28,8 +28,14 @@ struct StringInterner {
     private var table: [Int32] = []
     private var mask = 0
 
-    /// An empty interner.
-    init() {}
+    /// Whether parsed values get objects of their own rather than the process-wide ones (see
+    /// ``Environment/init(unshared:)``): for a thread decoding alongside others.
+    private let ownObjects: Bool
+
+    /// An empty interner; `ownObjects` for one of several threads decoding at once.
+    init(ownObjects: Bool = false) {
+        self.ownObjects = ownObjects
+    }
 
     /// The slot of the string with exactly these UTF-8 bytes, interning it if new.
     mutating func slot(of bytes: UnsafeRawBufferPointer) -> Int {
@@ -82,7 +88,7 @@ struct StringInterner {
     /// The environment of the string in `slot`, parsed once.
     mutating func environment(at slot: Int) -> Environment {
         if case .environment(let made) = parsed[slot] { return made }
-        let made = Environment(unshared: strings[slot])
+        let made = ownObjects ? Environment(unshared: strings[slot]) : Environment(strings[slot])
         parsed[slot] = .environment(made)
         return made
     }
@@ -104,6 +110,12 @@ struct StringInterner {
     }
 
     private mutating func grow() {
+        if table.isEmpty {
+            // Room for what one small update interns (a catch-up, a few records) without growing.
+            hashes.reserveCapacity(32)
+            strings.reserveCapacity(32)
+            parsed.reserveCapacity(32)
+        }
         let size = max(256, table.count * 2)
         table = [Int32](repeating: 0, count: size)
         mask = size - 1
