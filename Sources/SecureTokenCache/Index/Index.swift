@@ -42,7 +42,7 @@ struct Index: Sendable {
     /// Every map lives in one copy-on-write box: passing the index around (a snapshot, a lookup)
     /// is one retain, not one per map; a writer copies the box (O(number of maps)) once.
     private final class Storage: @unchecked Sendable {
-        var entries: LayeredMap<EntryID, StoredEntry> = LayeredMap()
+        var entries = EntryMap()
         var accessTokens: LayeredMap<AccessTokenBucket, [StoredEntry]> = LayeredMap()
         var ownRefreshTokens: LayeredMap<RefreshTokenBucket, [EntryID]> = LayeredMap()
         var familyRefreshTokens: LayeredMap<RefreshTokenBucket, [EntryID]> = LayeredMap()
@@ -89,7 +89,7 @@ struct Index: Sendable {
         if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
     }
 
-    private(set) var entries: LayeredMap<EntryID, StoredEntry> {
+    private(set) var entries: EntryMap {
         get { storage.entries }
         _modify {
             makeUnique()
@@ -355,24 +355,18 @@ struct Index: Sendable {
     /// or reloading a group does with tens of thousands of entries, where inserting them one by
     /// one would update a dozen persistent maps per entry.
     ///
-    /// Every map is gathered in a plain dictionary that becomes the base of its ``LayeredMap``.
-    /// For a large group the id map, the largest, is built on a second thread walking the
-    /// entries from the end while this one files the rest from the start (both touch every
-    /// entry, but rarely the same one at once). Entries must have distinct ids (store records
-    /// do); with a repeated id nothing is filed and the result is `false`.
+    /// The id map keeps `chunks` as they are (see ``EntryMap``); every other map is gathered in
+    /// a plain dictionary that becomes the base of its ``LayeredMap``. Entries must have
+    /// distinct ids (store records do); with a repeated id nothing is filed and the result is
+    /// `false`.
     @discardableResult
     mutating func fileAll(_ chunks: [[StoredEntry]]) -> Bool {
         precondition(entries.isEmpty, "fileAll(_:) fills an index without entries")
         let total = chunks.reduce(0) { $0 + $1.count }
-        let idMap = Mutex<[EntryID: StoredEntry]?>(nil)
-        let buildIdMap: @Sendable () -> Void = {
-            var entries: [EntryID: StoredEntry] = [:]
-            entries.reserveCapacity(total)
-            for chunk in chunks.reversed() {
-                for stored in chunk.reversed() where entries.updateValue(stored, forKey: stored.id) != nil { return }
-            }
-            idMap.withLock { $0 = entries }
-        }
+        // The id map's table touches only the ids' hashes (no reference counts): for a large
+        // group it is built on the other processor while this one files the rest.
+        let idMap = Mutex<EntryMap??>(nil)
+        let buildIdMap: @Sendable () -> Void = { idMap.withLock { $0 = .some(EntryMap(chunks)) } }
         let builder = DispatchGroup()
         if total >= Self.parallelFilingThreshold, Processors.online > 1 {
             DispatchQueue.global(qos: .userInitiated).async(group: builder, execute: buildIdMap)
@@ -435,9 +429,9 @@ struct Index: Sendable {
             if let account = stored.entry.homeAccountKey { entriesByAccount[account, default: []].append(id) }
         }
         builder.wait()
-        guard let entries = idMap.withLock({ $0.take() }) else { return false }
+        guard let built = idMap.withLock({ $0.take() }), let entries = built else { return false }
         let storage = self.storage(unique: ())
-        storage.entries = LayeredMap(entries)
+        storage.entries = entries
         storage.accessTokens = LayeredMap(accessTokens)
         storage.ownRefreshTokens = LayeredMap(ownRefreshTokens)
         storage.familyRefreshTokens = LayeredMap(familyRefreshTokens)
@@ -461,7 +455,7 @@ struct Index: Sendable {
         return true
     }
 
-    /// From this many entries on, ``fileAll(_:)`` builds the id map on a second thread.
+    /// From this many entries on, ``fileAll(_:)`` builds the id map on another processor.
     static let parallelFilingThreshold = 4_096
 
     /// An empty map of accounts to counts, sized for a client with a refresh token for every

@@ -105,7 +105,7 @@ struct EntryID: Sendable, Hashable, Comparable {
     let key: String
     /// `key.hashValue`, computed once: an entry id is hashed by several maps of the index, and a
     /// key is often 150 characters long.
-    private let keyHash: Int
+    let keyHash: Int
 
     init(kind: CredentialKind, key: String) {
         self.kind = kind
