@@ -226,9 +226,11 @@ final class RecordSealer: Sendable {
         appendContextAssociatedData(
             context: Self.batchContext, sealed[..<Self.batchPrefixByteCount], to: &buffers.associatedData)
         let box = UnsafeRawBufferPointer(rebasing: sealed[Self.batchPrefixByteCount...])
+        // Opened into a buffer of its own, which the records' payloads then share as slices:
+        // opening into the scratch buffer and copying it out would copy every byte once more.
         guard
-            let plaintextCount = buffers.associatedData.withUnsafeBytes({
-                XChaCha20Poly1305.open(box, using: key, authenticating: $0, into: &buffers.plaintext)
+            var plaintext = buffers.associatedData.withUnsafeBytes({
+                XChaCha20Poly1305.open(box, using: key, authenticating: $0)
             })
         else {
             throw Self.damaged("a sealed batch failed to authenticate (damaged, tampered with, or sealed with another key)")
@@ -236,28 +238,33 @@ final class RecordSealer: Sendable {
         let start = changes.count
         let hashesStart = nameHashes.count
         do {
-            try buffers.plaintext.withUnsafeBytes { plaintext in
-                try Self.parseBatch(
-                    UnsafeRawBufferPointer(rebasing: plaintext[..<plaintextCount]), count: count, into: &changes,
-                    nameHashes: &nameHashes)
-            }
+            try Self.parseBatch(plaintext, count: count, into: &changes, nameHashes: &nameHashes)
         } catch {
             changes.removeSubrange(start...)
             nameHashes.removeSubrange(hashesStart...)
+            Sodium.wipe(&plaintext)
             throw error
         }
         return firstSequence
     }
 
-    /// Parses exactly `count` records filling exactly `plaintext` (an opened batch), appending a
+    /// Parses exactly `count` records filling exactly `batch` (an opened batch), appending a
     /// change and its name hash for each.
     private static func parseBatch(
-        _ plaintext: UnsafeRawBufferPointer, count: Int, into changes: inout [RecordChange], nameHashes: inout [UInt64]
+        _ batch: [UInt8], count: Int, into changes: inout [RecordChange], nameHashes: inout [UInt64]
+    ) throws {
+        // The records' payloads are slices of the batch, not a buffer each: fewer allocations to
+        // make now and to free with the group.
+        try batch.withUnsafeBytes { plaintext in
+            try parseBatch(plaintext, of: batch, count: count, into: &changes, nameHashes: &nameHashes)
+        }
+    }
+
+    private static func parseBatch(
+        _ plaintext: UnsafeRawBufferPointer, of batch: [UInt8], count: Int, into changes: inout [RecordChange],
+        nameHashes: inout [UInt64]
     ) throws {
         var offset = 0
-        // The records' payloads are slices of one copy of the plaintext (made at the first
-        // put), not a buffer each: fewer allocations to make now and to free with the group.
-        var shared: [UInt8]? = nil
         for _ in 0..<count {
             guard plaintext.count - offset >= batchRecordOverhead,
                 let operation = Operation(rawValue: plaintext[offset]),
@@ -278,8 +285,7 @@ final class RecordSealer: Sendable {
             let id = RecordID(kind: kind, name: name)
             switch operation {
             case .put:
-                if shared == nil { shared = Array(plaintext.assumingMemoryBound(to: UInt8.self)) }
-                changes.append(.put(Record(id: id, payload: shared![offset..<(offset + payloadCount)])))
+                changes.append(.put(Record(id: id, payload: batch[offset..<(offset + payloadCount)])))
             case .delete:
                 guard payloadCount == 0 else { throw damaged("a sealed delete carries a payload") }
                 changes.append(.delete(id))
