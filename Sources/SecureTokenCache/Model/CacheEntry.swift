@@ -103,14 +103,14 @@ enum CacheEntry: Sendable, Hashable {
 struct EntryID: Sendable, Hashable, Comparable {
     let kind: CredentialKind
     let key: String
-    /// `key.hashValue`, computed once: an entry id is hashed by several maps of the index, and a
-    /// key is often 150 characters long.
+    /// The key's ``StringHash``, computed once: an entry id is hashed by several maps of the
+    /// index, and a key is often 150 characters long.
     let keyHash: Int
 
     init(kind: CredentialKind, key: String) {
         self.kind = kind
         self.key = key
-        self.keyHash = key.hashValue
+        self.keyHash = StringHash.hash(key)
     }
 
     func hash(into hasher: inout Hasher) {

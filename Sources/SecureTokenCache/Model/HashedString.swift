@@ -5,20 +5,21 @@
 struct HashedString: Hashable, Sendable, CustomStringConvertible {
     /// The string.
     let value: String
-    private let precomputedHash: Int
+    /// The string's ``StringHash``.
+    let prehash: Int
 
     /// `value` with its hash.
     init(_ value: String) {
         self.value = value
-        precomputedHash = value.hashValue
+        prehash = StringHash.hash(value)
     }
 
     /// Feeds the stored hash to `hasher`.
-    func hash(into hasher: inout Hasher) { hasher.combine(precomputedHash) }
+    func hash(into hasher: inout Hasher) { hasher.combine(prehash) }
 
     /// Whether the strings are equal.
     static func == (lhs: HashedString, rhs: HashedString) -> Bool {
-        lhs.precomputedHash == rhs.precomputedHash && lhs.value == rhs.value
+        lhs.prehash == rhs.prehash && lhs.value == rhs.value
     }
 
     /// The string.

@@ -32,13 +32,28 @@ extension String {
 
     /// The text after the last `separator` byte, or `nil` when there is none.
     func suffix(afterLast separator: UInt8) -> Substring? {
-        guard let position = utf8.lastIndex(of: separator) else { return nil }
+        guard let position = lastUTF8Index(of: separator) else { return nil }
         return self[utf8.index(after: position)...]
     }
 
     /// The text before the last `separator` byte, or `nil` when there is none.
     func prefix(beforeLast separator: UInt8) -> Substring? {
-        guard let position = utf8.lastIndex(of: separator) else { return nil }
+        guard let position = lastUTF8Index(of: separator) else { return nil }
         return self[..<position]
+    }
+
+    /// The index of the last `byte` in the UTF-8 form: a scan of contiguous bytes, not the
+    /// generic collection algorithm (several hundred instructions per call on a 73-byte id).
+    private func lastUTF8Index(of byte: UInt8) -> String.Index? {
+        let offset = utf8.withContiguousStorageIfAvailable { bytes -> Int? in
+            var position = bytes.count
+            while position > 0 {
+                position -= 1
+                if bytes[position] == byte { return position }
+            }
+            return nil
+        }
+        guard let offset else { return utf8.lastIndex(of: byte) }
+        return offset.map { utf8.index(utf8.startIndex, offsetBy: $0) }
     }
 }
