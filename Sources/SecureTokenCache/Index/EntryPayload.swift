@@ -109,30 +109,127 @@ enum EntryPayload {
     }
 }
 
-/// Decodes format-2 entry payloads into typed entries, sharing work across the entries of one
-/// load: the members many entries repeat (account, cloud, client, tenant, scopes, token type)
-/// are interned, one `String` per distinct text, and the ``HomeAccountId``, ``Environment``,
-/// ``Scopes`` and index keys made from them are made once.
+/// Decodes format-2 entry payloads into typed entries, or only into the keys the index files
+/// them under, sharing work across the entries of one load: the members many entries repeat
+/// (account, cloud, client, tenant, scopes, token type) are interned, one `String` per distinct
+/// text, and the ``HomeAccountId``, ``Environment``, ``Scopes`` and index keys made from them
+/// are made once.
 ///
 /// Only the members the engine reads are decoded; the entry keeps the payload for the rest
 /// (``EntryMembers``). Not thread-safe: use one per thread.
 struct EntryDecoder {
     private var interner: StringInterner
+    /// Whether members are interned (decoding many entries) or made afresh (one entry).
+    private let sharing: Bool
     private var parts = EntryParts()
     /// By member code: the slot that member's string had in the previous entry (-1: none).
     private var hints = InlineArray<32, Int>(repeating: -1)
 
     /// A decoder with nothing interned yet; `parallel` when other threads decode at the same
     /// time, so the objects every entry shares are this thread's own (their reference counts
-    /// would otherwise bounce between processors).
-    init(parallel: Bool = false) {
+    /// would otherwise bounce between processors). Without `sharing`, nothing is interned: for
+    /// decoding one entry, where an interner's tables would cost more than they save.
+    init(parallel: Bool = false, sharing: Bool = true) {
         interner = StringInterner(ownObjects: parallel)
+        self.sharing = sharing
     }
 
     /// Decodes the payload of an entry of `kind`. Throws `.storeCorrupted` for a malformed one.
     mutating func decode(kind: CredentialKind, payload: ArraySlice<UInt8>) throws -> (ordinal: UInt64, entry: CacheEntry) {
-        parts.reset()
+        let ordinal = try read(payload)
+        return (ordinal, CacheEntry(kind: kind, members: .payload(payload), parts: parts))
+    }
+
+    /// Checks a payload in full, as ``decode(kind:payload:)`` would, and interns only the members
+    /// the index files the entry by: no typed entry, and no string for a secret, a timestamp or
+    /// a name. Throws `.storeCorrupted` for a malformed payload.
+    ///
+    /// A member's text is a string's or a number literal's (what ``EntryParts/string(_:)``
+    /// reads); any other value counts as none. ``SlotFiling`` makes the index keys of the slots
+    /// with ``accountKey(_:)`` and its siblings.
+    mutating func filingSlots(payload: ArraySlice<UInt8>) throws -> (ordinal: UInt64, slots: FilingSlots) {
+        // By member code: the interned slot of the member's text (-1: no text).
+        var texts = InlineArray<32, Int32>(repeating: -1)
+        let filing = Self.filingFields
         let ordinal = try payload.withUnsafeBytes { bytes in
+            var reader = PayloadReader(bytes)
+            guard try reader.byte() == EntryPayload.version else { throw PayloadReader.malformed }
+            let ordinal = try reader.uint64()
+            let count = try reader.varint()
+            guard count <= UInt64(bytes.count) else { throw PayloadReader.malformed }
+            for _ in 0..<count {
+                let code = Int(try reader.byte())
+                guard code != 0 else {
+                    _ = try reader.text()
+                    try reader.skipValue()
+                    continue
+                }
+                guard code <= KnownField.largestCode else { throw PayloadReader.malformed }
+                guard filing & 1 << UInt32(code) != 0 else {
+                    try reader.skipValue()
+                    continue
+                }
+                guard let text = try reader.textValue() else {
+                    texts[code] = -1
+                    continue
+                }
+                texts[code] = Int32(truncatingIfNeeded: interner.slot(of: text, hint: &hints[code]))
+            }
+            guard reader.isAtEnd else { throw PayloadReader.malformed }
+            return ordinal
+        }
+        return (ordinal, FilingSlots(texts))
+    }
+
+    /// ``filingSlots(payload:)`` of an entry's members held as an object (a format-1 record).
+    mutating func filingSlots(members: JSONObject) -> FilingSlots {
+        var texts = InlineArray<32, Int32>(repeating: -1)
+        for member in members {
+            guard let field = KnownField(name: member.key), Self.filingFields & 1 << UInt32(field.rawValue) != 0 else { continue }
+            let code = Int(field.rawValue)
+            switch member.value {
+            case .string(var text), .number(var text):
+                texts[code] = text.withUTF8 { Int32(truncatingIfNeeded: interner.slot(of: UnsafeRawBufferPointer($0))) }
+            default:
+                texts[code] = -1
+            }
+        }
+        return FilingSlots(texts)
+    }
+
+    /// Whether the slot holds text that is not empty.
+    func hasText(_ slot: Int32) -> Bool { slot >= 0 && !interner.isEmpty(at: Int(slot)) }
+
+    /// The home account key of the credential whose `home_account_id` is in `slot`: `nil` for
+    /// none or an empty one (``EntryParts/credentialHomeAccountId()``).
+    mutating func accountKey(_ slot: Int32) -> HashedString? {
+        slot >= 0 ? interner.homeAccountId(at: Int(slot))?.key : nil
+    }
+
+    /// The alias group key of the cloud in `slot` (``EntryParts/environment()``).
+    mutating func cloudKey(_ slot: Int32) -> HashedString {
+        slot >= 0 ? interner.environment(at: Int(slot)).groupKey : Environment("").groupKey
+    }
+
+    /// The text in `slot`, lower-cased, with its hash; empty for none (``EntryParts/lowercasedKey(_:)``).
+    mutating func lowercasedKey(_ slot: Int32) -> HashedString {
+        slot >= 0 ? interner.lowercasedKey(at: Int(slot)) : .empty
+    }
+
+    /// The text in `slot` as it is, with its hash.
+    mutating func exactKey(_ slot: Int32) -> HashedString {
+        slot >= 0 ? interner.exactKey(at: Int(slot)) : .empty
+    }
+
+    /// The members the index files entries by (see ``FilingKeys``), one bit per member code.
+    private static let filingFields: UInt32 = [
+        KnownField.homeAccountId, .environment, .clientId, .realm, .tokenType, .extCacheKey, .familyId, .username,
+    ].reduce(0) { $0 | 1 << UInt32($1.rawValue) }
+
+    /// Reads a payload's members into `parts`, checking every one; returns its ordinal.
+    private mutating func read(_ payload: ArraySlice<UInt8>) throws -> UInt64 {
+        parts.reset()
+        return try payload.withUnsafeBytes { bytes in
             var reader = PayloadReader(bytes)
             guard try reader.byte() == EntryPayload.version else { throw PayloadReader.malformed }
             let ordinal = try reader.uint64()
@@ -143,10 +240,14 @@ struct EntryDecoder {
                 guard code != 0 else {
                     // A member the engine does not read: check it, keep it in the payload.
                     _ = try reader.text()
-                    _ = try reader.value { _ in "" }
+                    try reader.skipValue()
                     continue
                 }
                 guard let field = KnownField.byCode[Int(code)] else { throw PayloadReader.malformed }
+                guard sharing else {
+                    parts[field] = try reader.value { String(decoding: $0, as: UTF8.self) }
+                    continue
+                }
                 parts[field] = try reader.value { bytes in
                     // Interned: the members many entries share, with what is parsed from them.
                     // The rest (secrets, names, timestamps) are mostly unique or too short to
@@ -174,7 +275,6 @@ struct EntryDecoder {
             guard reader.isAtEnd else { throw PayloadReader.malformed }
             return ordinal
         }
-        return (ordinal, CacheEntry(kind: kind, members: .payload(payload), parts: parts))
     }
 }
 
@@ -225,6 +325,38 @@ struct PayloadReader {
         case .json?:
             do {
                 return try JSONParser.parse(try self.text().assumingMemoryBound(to: UInt8.self))
+            } catch {
+                throw Self.malformed
+            }
+        case nil: throw Self.malformed
+        }
+    }
+
+    /// A member's value as text: a string's bytes or a number's literal; `nil` for any other
+    /// value, which is checked and passed over.
+    mutating func textValue() throws -> UnsafeRawBufferPointer? {
+        switch EntryPayload.ValueType(rawValue: try byte()) {
+        case .string?, .number?: return try text()
+        case .true?, .false?, .null?: return nil
+        case .json?:
+            do {
+                _ = try JSONParser.parse(try text().assumingMemoryBound(to: UInt8.self))
+            } catch {
+                throw Self.malformed
+            }
+            return nil
+        case nil: throw Self.malformed
+        }
+    }
+
+    /// Checks a member's value and moves past it, making nothing of it.
+    mutating func skipValue() throws {
+        switch EntryPayload.ValueType(rawValue: try byte()) {
+        case .string?, .number?: _ = try text()
+        case .true?, .false?, .null?: break
+        case .json?:
+            do {
+                _ = try JSONParser.parse(try text().assumingMemoryBound(to: UInt8.self))
             } catch {
                 throw Self.malformed
             }

@@ -17,6 +17,19 @@ struct AccessTokenBucket: Hashable, Sendable {
 }
 
 extension AccessTokenBucket {
+    /// The bucket of an access token with these members, whose user and cloud are already
+    /// parsed: how the token files itself, and how opening a group files it without making it.
+    init(parts: borrowing EntryParts, account: HomeAccountId?, environment: Environment) {
+        let tokenType = parts.string(.tokenType) ?? ""
+        self.init(
+            account: account?.key ?? .empty,
+            environment: environment.groupKey,
+            realm: parts.lowercasedKey(.realm),
+            client: parts.lowercasedKey(.clientId),
+            tokenType: tokenType.isEmpty ? .bearer : parts.lowercasedKey(.tokenType),
+            extCacheKey: parts.extCacheKey() == nil ? .empty : parts.lowercasedKey(.extCacheKey))
+    }
+
     /// A bucket from its parts' text, each hashed here.
     init(account: String, environment: String, realm: String, client: String, tokenType: String, extCacheKey: String) {
         self.init(
@@ -25,11 +38,31 @@ extension AccessTokenBucket {
     }
 }
 
+extension AccessTokenBucket: PrehashedKey {
+    /// The parts' hashes, combined.
+    var prehash: Int {
+        var hash = PrehashCombiner.combine(PrehashCombiner.seed, account.prehash)
+        hash = PrehashCombiner.combine(hash, environment.prehash)
+        hash = PrehashCombiner.combine(hash, realm.prehash)
+        hash = PrehashCombiner.combine(hash, client.prehash)
+        hash = PrehashCombiner.combine(hash, tokenType.prehash)
+        return PrehashCombiner.combine(hash, extCacheKey.prehash)
+    }
+}
+
 /// Where refresh tokens of one account and cloud are filed, by owning client or by family.
 struct RefreshTokenBucket: Hashable, Sendable {
     var account: HashedString
     var environment: HashedString
     var owner: HashedString
+}
+
+extension RefreshTokenBucket: PrehashedKey {
+    /// The parts' hashes, combined.
+    var prehash: Int {
+        let hash = PrehashCombiner.combine(PrehashCombiner.combine(PrehashCombiner.seed, account.prehash), environment.prehash)
+        return PrehashCombiner.combine(hash, owner.prehash)
+    }
 }
 
 /// The immutable, in-memory index of one group: every entry, and hash maps that answer every
@@ -43,15 +76,15 @@ struct Index: Sendable {
     /// is one retain, not one per map; a writer copies the box (O(number of maps)) once.
     private final class Storage: @unchecked Sendable {
         var entries = EntryMap()
-        var accessTokens: LayeredMap<AccessTokenBucket, [StoredEntry]> = LayeredMap()
-        var ownRefreshTokens: LayeredMap<RefreshTokenBucket, [EntryID]> = LayeredMap()
-        var familyRefreshTokens: LayeredMap<RefreshTokenBucket, [EntryID]> = LayeredMap()
-        var accountsByHome: LayeredMap<HashedString, [EntryID]> = LayeredMap()
-        var accountsByUsername: LayeredMap<HashedString, [EntryID]> = LayeredMap()
-        var appMetadataByClient: LayeredMap<HashedString, [EntryID]> = LayeredMap()
+        var accessTokens: LayeredMap<AccessTokenBucket, Filed<StoredEntry>> = LayeredMap()
+        var ownRefreshTokens: LayeredMap<RefreshTokenBucket, Filed<EntryID>> = LayeredMap()
+        var familyRefreshTokens: LayeredMap<RefreshTokenBucket, Filed<EntryID>> = LayeredMap()
+        var accountsByHome: LayeredMap<HashedString, Filed<EntryID>> = LayeredMap()
+        var accountsByUsername: LayeredMap<HashedString, Filed<EntryID>> = LayeredMap()
+        var appMetadataByClient: LayeredMap<HashedString, Filed<EntryID>> = LayeredMap()
         var accountsWithClientToken: LayeredMap<HashedString, LayeredMap<HashedString, Int>> = LayeredMap()
         var accountsWithFamilyToken: LayeredMap<HashedString, LayeredMap<HashedString, Int>> = LayeredMap()
-        var entriesByAccount: LayeredMap<HashedString, [EntryID]> = LayeredMap()
+        var entriesByAccount: LayeredMap<HashedString, Filed<EntryID>> = LayeredMap()
         var clientStates: TreeDictionary<String, ClientState> = [:]
         var tenantAliases: TreeDictionary<String, String> = [:]
         var sections: [String] = []
@@ -97,42 +130,42 @@ struct Index: Sendable {
         }
     }
     /// Access tokens by bucket, held in the bucket itself: a hit hashes one key, not two.
-    private(set) var accessTokens: LayeredMap<AccessTokenBucket, [StoredEntry]> {
+    private(set) var accessTokens: LayeredMap<AccessTokenBucket, Filed<StoredEntry>> {
         get { storage.accessTokens }
         _modify {
             makeUnique()
             yield &storage.accessTokens
         }
     }
-    private(set) var ownRefreshTokens: LayeredMap<RefreshTokenBucket, [EntryID]> {
+    private(set) var ownRefreshTokens: LayeredMap<RefreshTokenBucket, Filed<EntryID>> {
         get { storage.ownRefreshTokens }
         _modify {
             makeUnique()
             yield &storage.ownRefreshTokens
         }
     }
-    private(set) var familyRefreshTokens: LayeredMap<RefreshTokenBucket, [EntryID]> {
+    private(set) var familyRefreshTokens: LayeredMap<RefreshTokenBucket, Filed<EntryID>> {
         get { storage.familyRefreshTokens }
         _modify {
             makeUnique()
             yield &storage.familyRefreshTokens
         }
     }
-    private(set) var accountsByHome: LayeredMap<HashedString, [EntryID]> {
+    private(set) var accountsByHome: LayeredMap<HashedString, Filed<EntryID>> {
         get { storage.accountsByHome }
         _modify {
             makeUnique()
             yield &storage.accountsByHome
         }
     }
-    private(set) var accountsByUsername: LayeredMap<HashedString, [EntryID]> {
+    private(set) var accountsByUsername: LayeredMap<HashedString, Filed<EntryID>> {
         get { storage.accountsByUsername }
         _modify {
             makeUnique()
             yield &storage.accountsByUsername
         }
     }
-    private(set) var appMetadataByClient: LayeredMap<HashedString, [EntryID]> {
+    private(set) var appMetadataByClient: LayeredMap<HashedString, Filed<EntryID>> {
         get { storage.appMetadataByClient }
         _modify {
             makeUnique()
@@ -156,7 +189,7 @@ struct Index: Sendable {
         }
     }
     /// account → every entry of the account, for every client.
-    private(set) var entriesByAccount: LayeredMap<HashedString, [EntryID]> {
+    private(set) var entriesByAccount: LayeredMap<HashedString, Filed<EntryID>> {
         get { storage.entriesByAccount }
         _modify {
             makeUnique()
@@ -225,9 +258,9 @@ struct Index: Sendable {
             if Self.filedAlike(replaced, stored) {
                 if case .accessToken(let token) = stored.entry {
                     let bucket = token.bucket
-                    if var filed = accessTokens[bucket], let position = filed.firstIndex(where: { $0.id == stored.id }) {
+                    if var filed = accessTokens[bucket]?.entries, let position = filed.firstIndex(where: { $0.id == stored.id }) {
                         filed[position] = stored
-                        accessTokens[bucket] = filed
+                        accessTokens[bucket] = .values(filed)
                     }
                 }
                 nextOrdinal = max(nextOrdinal, stored.ordinal + 1)
@@ -294,12 +327,12 @@ struct Index: Sendable {
         case .accessToken(let token):
             let bucket = token.bucket
             if adding {
-                var filed = accessTokens[bucket] ?? []
+                var filed = accessTokens[bucket]?.entries ?? []
                 filed.append(stored)
-                accessTokens[bucket] = filed
-            } else if var filed = accessTokens[bucket] {
+                accessTokens[bucket] = .values(filed)
+            } else if var filed = accessTokens[bucket]?.entries {
                 filed.removeAll { $0.id == id }
-                accessTokens[bucket] = filed.isEmpty ? nil : filed
+                accessTokens[bucket] = filed.isEmpty ? nil : .values(filed)
             }
         case .refreshToken(let token):
             let account = token.homeAccountId?.key ?? .empty
@@ -326,17 +359,17 @@ struct Index: Sendable {
         if let account = stored.entry.homeAccountKey { Self.update(&entriesByAccount, account, id, adding) }
     }
 
-    private static func update<Key: Hashable>(
-        _ map: inout LayeredMap<Key, [EntryID]>, _ key: Key, _ id: EntryID, _ adding: Bool
+    private static func update<Key: PrehashedKey>(
+        _ map: inout LayeredMap<Key, Filed<EntryID>>, _ key: Key, _ id: EntryID, _ adding: Bool
     ) {
-        var ids = map[key] ?? []
+        var ids = map[key]?.ids ?? []
         if adding {
             ids.append(id)
         } else {
             guard let position = ids.firstIndex(of: id) else { return }
             ids.remove(at: position)
         }
-        map[key] = ids.isEmpty ? nil : ids
+        map[key] = ids.isEmpty ? nil : .values(ids)
     }
 
     private static func count(
@@ -351,118 +384,85 @@ struct Index: Sendable {
 
     // MARK: - Building in bulk
 
-    /// Files `chunks` into an index that holds no entry yet, every map in one pass: what opening
-    /// or reloading a group does with tens of thousands of entries, where inserting them one by
-    /// one would update a dozen persistent maps per entry.
+    /// Files every entry `filing` gathered into an index that holds no entry yet, every map in
+    /// one go: what opening or reloading a group does with tens of thousands of entries, where
+    /// inserting them one by one would update a dozen persistent maps per entry.
     ///
-    /// The id map keeps `chunks` as they are (see ``EntryMap``); every other map is gathered in
-    /// a plain dictionary that becomes the base of its ``LayeredMap``. Entries must have
-    /// distinct ids (store records do); with a repeated id nothing is filed and the result is
-    /// `false`.
-    @discardableResult
-    mutating func fileAll(_ chunks: [[StoredEntry]]) -> Bool {
+    /// The entries become the rows of one ``EntryTable``, the base of the id map; every other
+    /// map's base is the filing's ``Grouping`` of rows. Entries must have distinct ids (store
+    /// records do).
+    ///
+    /// - Returns: `nil` when every entry was filed; when two have the same id, nothing was
+    ///   filed, and the result is every gathered entry, typed, in order.
+    mutating func fileAll(_ filing: consuming BulkFiling) -> [StoredEntry]? {
         precondition(entries.isEmpty, "fileAll(_:) fills an index without entries")
-        let total = chunks.reduce(0) { $0 + $1.count }
+        let table = EntryTable(chunks: filing.rows.takeChunks())
         // The id map's table touches only the ids' hashes (no reference counts): for a large
-        // group it is built on the other processor while this one files the rest.
+        // group it is built on the other processor while this one lays out the rest.
         let idMap = Mutex<EntryMap??>(nil)
-        let buildIdMap: @Sendable () -> Void = { idMap.withLock { $0 = .some(EntryMap(chunks)) } }
+        let buildIdMap: @Sendable () -> Void = { idMap.withLock { $0 = .some(EntryMap(table)) } }
         let builder = DispatchGroup()
-        if total >= Self.parallelFilingThreshold, Processors.online > 1 {
+        if table.count >= Self.parallelFilingThreshold, Processors.online > 1 {
             DispatchQueue.global(qos: .userInitiated).async(group: builder, execute: buildIdMap)
         } else {
             buildIdMap()
         }
-        let all = chunks.joined()
-        var accessTokens: [AccessTokenBucket: [StoredEntry]] = [:]
-        var ownRefreshTokens: [RefreshTokenBucket: [EntryID]] = [:]
-        var familyRefreshTokens: [RefreshTokenBucket: [EntryID]] = [:]
-        var accountsByHome: [HashedString: [EntryID]] = [:]
-        var accountsByUsername: [HashedString: [EntryID]] = [:]
-        var appMetadataByClient: [HashedString: [EntryID]] = [:]
-        var accountsWithClientToken: [HashedString: [HashedString: Int]] = [:]
-        var accountsWithFamilyToken: [HashedString: [HashedString: Int]] = [:]
-        var entriesByAccount: [HashedString: [EntryID]] = [:]
-        // By `CredentialKind.creationOrder`: counted per entry, so no hashing.
-        var countByKind = [Int](repeating: 0, count: CredentialKind.allCases.count)
-        var firstOrdinalOfKind = [UInt64](repeating: .max, count: CredentialKind.allCases.count)
-        var nextOrdinal = self.nextOrdinal
-        // Sized for a cache shaped like real ones (a few access tokens per user and one refresh
-        // token, id token and account each), so the maps never rehash while filling.
-        accessTokens.reserveCapacity(total / 2)
-        ownRefreshTokens.reserveCapacity(total / 6)
-        familyRefreshTokens.reserveCapacity(total / 6)
-        accountsByHome.reserveCapacity(total / 6)
-        accountsByUsername.reserveCapacity(total / 6)
-        entriesByAccount.reserveCapacity(total / 6)
-        for stored in all {
-            let id = stored.id
-            let kind = id.kind.creationOrder
-            countByKind[kind] += 1
-            firstOrdinalOfKind[kind] = min(firstOrdinalOfKind[kind], stored.ordinal)
-            nextOrdinal = max(nextOrdinal, stored.ordinal + 1)
-            switch stored.entry {
-            case .accessToken(let token):
-                accessTokens[token.bucket, default: []].append(stored)
-            case .refreshToken(let token):
-                let account = token.homeAccountId?.key ?? .empty
-                let environment = token.environment.groupKey
-                ownRefreshTokens[
-                    RefreshTokenBucket(account: account, environment: environment, owner: token.clientKey), default: []
-                ]
-                .append(id)
-                accountsWithClientToken[token.clientKey, default: Self.accountCounts(total)][account, default: 0] += 1
-                if let family = token.familyKey {
-                    familyRefreshTokens[
-                        RefreshTokenBucket(account: account, environment: environment, owner: family), default: []
-                    ]
-                    .append(id)
-                    accountsWithFamilyToken[family, default: Self.accountCounts(total)][account, default: 0] += 1
-                }
-            case .idToken: break
-            case .account(let account):
-                accountsByHome[account.homeAccountId.key, default: []].append(id)
-                if !account.username.isEmpty { accountsByUsername[account.usernameKey, default: []].append(id) }
-            case .appMetadata(let metadata):
-                appMetadataByClient[metadata.clientKey, default: []].append(id)
-            }
-            if let account = stored.entry.homeAccountKey { entriesByAccount[account, default: []].append(id) }
-        }
+        let accessTokens: LayeredMap<AccessTokenBucket, Filed<StoredEntry>> = filing.accessTokens.map(of: table)
+        let ownRefreshTokens: LayeredMap<RefreshTokenBucket, Filed<EntryID>> = filing.ownRefreshTokens.map(of: table)
+        let familyRefreshTokens: LayeredMap<RefreshTokenBucket, Filed<EntryID>> = filing.familyRefreshTokens.map(of: table)
+        let accountsByHome: LayeredMap<HashedString, Filed<EntryID>> = filing.accountsByHome.map(of: table)
+        let accountsByUsername: LayeredMap<HashedString, Filed<EntryID>> = filing.accountsByUsername.map(of: table)
+        let appMetadataByClient: LayeredMap<HashedString, Filed<EntryID>> = filing.appMetadataByClient.map(of: table)
+        let entriesByAccount: LayeredMap<HashedString, Filed<EntryID>> = filing.entriesByAccount.map(of: table)
         builder.wait()
-        guard let built = idMap.withLock({ $0.take() }), let entries = built else { return false }
+        guard let built = idMap.withLock({ $0.take() }), let entries = built else {
+            return (0..<table.count).map(table.stored(at:))
+        }
         let storage = self.storage(unique: ())
         storage.entries = entries
-        storage.accessTokens = LayeredMap(accessTokens)
-        storage.ownRefreshTokens = LayeredMap(ownRefreshTokens)
-        storage.familyRefreshTokens = LayeredMap(familyRefreshTokens)
-        storage.accountsByHome = LayeredMap(accountsByHome)
-        storage.accountsByUsername = LayeredMap(accountsByUsername)
-        storage.appMetadataByClient = LayeredMap(appMetadataByClient)
-        storage.accountsWithClientToken = LayeredMap(accountsWithClientToken.mapValues { LayeredMap($0) })
-        storage.accountsWithFamilyToken = LayeredMap(accountsWithFamilyToken.mapValues { LayeredMap($0) })
-        storage.entriesByAccount = LayeredMap(entriesByAccount)
+        storage.accessTokens = accessTokens
+        storage.ownRefreshTokens = ownRefreshTokens
+        storage.familyRefreshTokens = familyRefreshTokens
+        storage.accountsByHome = accountsByHome
+        storage.accountsByUsername = accountsByUsername
+        storage.appMetadataByClient = appMetadataByClient
+        storage.accountsWithClientToken = Self.accountCounts(filing.ownRefreshTokens)
+        storage.accountsWithFamilyToken = Self.accountCounts(filing.familyRefreshTokens)
+        storage.entriesByAccount = entriesByAccount
         var counted: [CredentialKind: Int] = [:]
-        for kind in CredentialKind.allCases where countByKind[kind.creationOrder] > 0 {
-            counted[kind] = countByKind[kind.creationOrder]
+        for kind in CredentialKind.allCases where filing.rows.countByKind[kind.creationOrder] > 0 {
+            counted[kind] = filing.rows.countByKind[kind.creationOrder]
         }
         storage.countByKind = counted
-        storage.nextOrdinal = nextOrdinal
+        storage.nextOrdinal = max(storage.nextOrdinal, filing.rows.nextOrdinal)
         // Sections the layout record did not name, in the order their first entries were written.
-        let written = CredentialKind.allCases.filter { firstOrdinalOfKind[$0.creationOrder] != .max }
-        for kind in written.sorted(by: { firstOrdinalOfKind[$0.creationOrder] < firstOrdinalOfKind[$1.creationOrder] }) {
+        let first = filing.rows.firstOrdinalOfKind
+        let written = CredentialKind.allCases.filter { first[$0.creationOrder] != .max }
+        for kind in written.sorted(by: { first[$0.creationOrder] < first[$1.creationOrder] }) {
             noteSection(kind.sectionName)
         }
-        return true
+        return nil
+    }
+
+    /// Owner (client or family) → account → how many refresh tokens it has there, from the
+    /// refresh tokens gathered by bucket: counted per bucket, not per entry.
+    private static func accountCounts(
+        _ buckets: Grouping<RefreshTokenBucket>
+    ) -> LayeredMap<HashedString, LayeredMap<HashedString, Int>> {
+        var owners = KeyTable<HashedString>()
+        var accounts: [(keys: KeyTable<HashedString>, counts: [Int])] = []
+        buckets.forEachKey { bucket, count in
+            let owner = owners.add(bucket.owner)
+            if owner == accounts.count { accounts.append((KeyTable(), [])) }
+            let account = accounts[owner].keys.add(bucket.account)
+            if account == accounts[owner].counts.count { accounts[owner].counts.append(0) }
+            accounts[owner].counts[account] += count
+        }
+        return LayeredMap(keys: owners, values: accounts.map { LayeredMap(keys: $0.keys, values: $0.counts) })
     }
 
     /// From this many entries on, ``fileAll(_:)`` builds the id map on another processor.
     static let parallelFilingThreshold = 4_096
-
-    /// An empty map of accounts to counts, sized for a client with a refresh token for every
-    /// user of a group of `entries` entries.
-    private static func accountCounts(_ entries: Int) -> [HashedString: Int] {
-        Dictionary(minimumCapacity: entries / 6)
-    }
 
     /// The storage, copied first if another index shares it.
     private mutating func storage(unique: Void) -> Storage {
@@ -470,33 +470,83 @@ struct Index: Sendable {
         return storage
     }
 
+    // MARK: - Inspection
+
+    /// Every map's keys and what each files, in filing order, as text: two indexes that file
+    /// the same entries alike (one opened in bulk, one built entry by entry, say) give equal
+    /// results. For tests and diagnostics; it visits every entry.
+    func filingContents() -> [String: [String: [String]]] {
+        func ids(_ filed: Filed<EntryID>) -> [String] { filed.ids.map { "\($0.kind) \($0.key)" } }
+        func describe<Key>(_ map: LayeredMap<Key, Filed<EntryID>>, _ name: (Key) -> String) -> [String: [String]] {
+            var contents: [String: [String]] = [:]
+            map.forEach { key, filed in contents[name(key)] = ids(filed) }
+            return contents
+        }
+        let bucket = { (bucket: RefreshTokenBucket) in "\(bucket.account)|\(bucket.environment)|\(bucket.owner)" }
+        var contents: [String: [String: [String]]] = [
+            "ownRefreshTokens": describe(ownRefreshTokens, bucket),
+            "familyRefreshTokens": describe(familyRefreshTokens, bucket),
+            "accountsByHome": describe(accountsByHome, \.value),
+            "accountsByUsername": describe(accountsByUsername, \.value),
+            "appMetadataByClient": describe(appMetadataByClient, \.value),
+            "entriesByAccount": describe(entriesByAccount, \.value),
+        ]
+        var tokens: [String: [String]] = [:]
+        accessTokens.forEach { bucket, filed in
+            let name = [bucket.account, bucket.environment, bucket.realm, bucket.client, bucket.tokenType, bucket.extCacheKey]
+                .map(\.value).joined(separator: "|")
+            tokens[name] = filed.entries.map { "\($0.id.kind) \($0.id.key)" }
+        }
+        contents["accessTokens"] = tokens
+        for (name, map) in [
+            ("accountsWithClientToken", accountsWithClientToken), ("accountsWithFamilyToken", accountsWithFamilyToken),
+        ] {
+            var counts: [String: [String]] = [:]
+            map.forEach { owner, accounts in
+                var listed: [String] = []
+                accounts.forEach { account, count in listed.append("\(account) \(count)") }
+                counts[owner.value] = listed.sorted()
+            }
+            contents[name] = counts
+        }
+        return contents
+    }
+
     // MARK: - Queries
 
-    /// Entries of `ids`, in filing order.
-    private func resolve(_ ids: [EntryID]?) -> [StoredEntry] {
-        guard let ids else { return [] }
-        return ids.compactMap { entries[$0] }
+    /// The entries filed under one key of a map of ids, in filing order, as they are now.
+    private func resolve(_ filed: Filed<EntryID>?) -> [StoredEntry] {
+        switch filed {
+        case .rows(let table, let rows)?: rows.compactMap { entries.current(row: Int($0), of: table) }
+        case .values(let ids)?: ids.compactMap { entries[$0] }
+        case nil: []
+        }
     }
 
     /// The best unexpired access token for a request: the requested scopes (reserved ones
     /// aside) are a case-insensitive subset of the token's, the token is not within `margin`
     /// seconds of expiry; among several, the one that lives longest.
     func accessToken(in bucket: AccessTokenBucket, scopes: Scopes, now: Int64, margin: Int64 = 300) -> AccessToken? {
-        guard let filed = accessTokens[bucket] else { return nil }
         var best: AccessToken?
-        for stored in filed {
-            guard case .accessToken(let token) = stored.entry,
+        func consider(_ entry: CacheEntry) {
+            guard case .accessToken(let token) = entry,
                 !token.isExpired(at: now, margin: margin),
                 scopes.isSubset(of: token.scopes)
-            else { continue }
+            else { return }
             if best.map({ token.expiresOn > $0.expiresOn }) ?? true { best = token }
+        }
+        // A bucket's rows are never stale: any change to the bucket makes it values first.
+        switch accessTokens[bucket] {
+        case .rows(let table, let rows)?: for row in rows { consider(table.entry(at: Int(row))) }
+        case .values(let filed)?: for stored in filed { consider(stored.entry) }
+        case nil: return nil
         }
         return best
     }
 
     /// Access tokens filed in `bucket` whose scopes intersect `scopes` (rule 4's replacement set).
     func accessTokens(in bucket: AccessTokenBucket, intersecting scopes: Scopes) -> [StoredEntry] {
-        (accessTokens[bucket] ?? []).filter {
+        (accessTokens[bucket]?.entries ?? []).filter {
             guard case .accessToken(let token) = $0.entry else { return false }
             return token.scopes.intersects(scopes) || token.scopes == scopes
         }
@@ -639,8 +689,7 @@ struct Index: Sendable {
 
     /// Every entry of an account, for every client.
     func entries(account: String) -> [StoredEntry] {
-        guard let ids = entriesByAccount[HashedString(account)] else { return [] }
-        return ids.compactMap { entries[$0] }
+        resolve(entriesByAccount[HashedString(account)])
     }
 
     /// Access tokens expired at `now` (no margin): a scan, for purges at compaction and on request.

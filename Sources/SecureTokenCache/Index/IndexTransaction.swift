@@ -32,12 +32,15 @@ struct IndexTransaction {
         if index.count == 0 {
             var stored: [StoredEntry] = []
             stored.reserveCapacity(all.count)
+            var filing = BulkFiling(capacity: all.count)
             var ordinal = index.nextOrdinal
             for (entry, key) in all {
-                stored.append(StoredEntry(id: EntryID(kind: entry.kind, key: key), ordinal: ordinal, entry: entry))
+                let entry = StoredEntry(id: EntryID(kind: entry.kind, key: key), ordinal: ordinal, entry: entry)
+                filing.add(entry)
+                stored.append(entry)
                 ordinal += 1
             }
-            if index.fileAll([stored]) {
+            if index.fileAll(consume filing) == nil {
                 changes.reserveCapacity(changes.count + stored.count)
                 for entry in stored { changes.append(.put(RecordCodec.record(entry))) }
                 return

@@ -218,29 +218,27 @@ enum RecordCodec {
         var index = Index()
         // The layout first, so entry insertions do not invent a section order.
         for record in records where record.id.kind == .layout { try apply(record, to: &index) }
-        let decoded = try decodeAll(records.filter { $0.id.kind != .layout })
-        for change in decoded.others { file(change, into: &index) }
-        if !index.fileAll(decoded.entries) {
+        let (filing, others) = try decodeAll(records)
+        for change in others { file(change, into: &index) }
+        // Handed over, not copied: the filing's rows move into the index's table only if nothing
+        // else holds them.
+        if let repeated = index.fileAll(consume filing) {
             // A repeated id (never in what a store loads): one by one, later replacing earlier.
-            for chunk in decoded.entries { for stored in chunk { index.insert(stored) } }
+            for stored in repeated { index.insert(stored) }
         }
         return index
     }
 
-    /// A group's records decoded: its entries, and the rest (client state, tenant aliases,
-    /// unknown sections), each in record order.
-    struct DecodedRecords {
-        /// The entries, in chunks (one per decoding thread): joining them would touch every
-        /// entry once more, from another processor's cache.
-        var entries: [[StoredEntry]] = []
-        var others: [DecodedChange] = []
-    }
+    /// A group's records decoded: its entries gathered for filing, and the rest (client state,
+    /// tenant aliases, unknown sections) in record order. The layout record is left out.
+    typealias DecodedRecords = (filing: BulkFiling, others: [DecodedChange])
 
     /// Below this many records, decoding on one thread is cheaper than starting others.
     static let parallelDecodingThreshold = 4_096
 
     /// Decodes records in order; a large group (opening one, a reload) is decoded by one task
-    /// per processor (at most 4), since each record parses on its own.
+    /// per processor (at most 4), each gathering its contiguous part of the records for filing,
+    /// and the parts are joined in order.
     static func decodeAll(_ records: [Record]) throws -> DecodedRecords {
         let processors = min(4, Processors.online)
         guard records.count >= parallelDecodingThreshold, processors > 1 else {
@@ -260,26 +258,45 @@ enum RecordCodec {
             }
         }
         if let error = failure.withLock({ $0 }) { throw error }
-        return chunks.withLock { chunks in
-            var all = DecodedRecords()
-            for chunk in chunks {
-                all.entries += chunk?.entries ?? []
-                all.others += chunk?.others ?? []
-            }
-            return all
+        // Taken out of the lock, so that each part's arrays have one owner and move on.
+        var parts = chunks.withLock { chunks in
+            defer { chunks = [] }
+            return chunks.map { $0! }
         }
+        var (filing, others) = parts.removeFirst()
+        while !parts.isEmpty {
+            let part = parts.removeFirst()
+            filing.append(part.filing)
+            others += part.others
+        }
+        return (filing, others)
     }
 
     private static func decode(_ records: ArraySlice<Record>, parallel: Bool = false) throws -> DecodedRecords {
         var decoder = EntryDecoder(parallel: parallel)
-        var entries: [StoredEntry] = []
-        entries.reserveCapacity(records.count)
+        var gathered = SlotFiling(capacity: records.count)
         var others: [DecodedChange] = []
-        for record in records {
-            let change = try decode(record, with: &decoder)
-            if case .insert(let stored) = change { entries.append(stored) } else { others.append(change) }
+        for record in records where record.id.kind != .layout {
+            guard let kind = credentialKind(record.id.kind) else {
+                others.append(try decode(record, with: &decoder))
+                continue
+            }
+            guard record.payload.first == EntryPayload.version else {
+                // Format 1 (JSON): decoded into a typed entry now.
+                guard case .insert(let stored) = try decode(record, with: &decoder) else { continue }
+                let slots = decoder.filingSlots(members: stored.entry.fields)
+                gathered.add(
+                    EntryTable.Row(id: stored.id, ordinal: stored.ordinal, source: .entry(stored.entry)), kind: kind,
+                    slots: slots,
+                    decoder: decoder)
+                continue
+            }
+            let (ordinal, slots) = try decoder.filingSlots(payload: record.payload)
+            gathered.add(
+                EntryTable.Row(id: EntryID(kind: kind, key: record.id.name), ordinal: ordinal, source: .payload(record.payload)),
+                kind: kind, slots: slots, decoder: decoder)
         }
-        return DecodedRecords(entries: [entries], others: others)
+        return (gathered.filing(&decoder), others)
     }
 }
 

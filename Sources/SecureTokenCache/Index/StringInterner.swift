@@ -17,6 +17,7 @@ struct StringInterner {
         case environment(Environment)
         case scopes(Scopes)
         case lowercasedKey(HashedString)
+        case exactKey(HashedString)
     }
 
     /// By slot: the hash, the string and what was parsed from it (apart, so a probe reads a
@@ -99,6 +100,17 @@ struct StringInterner {
         let made = Scopes(target: strings[slot])
         parsed[slot] = .scopes(made)
         return made
+    }
+
+    /// Whether the string in `slot` is empty.
+    func isEmpty(at slot: Int) -> Bool { strings[slot].utf8.isEmpty }
+
+    /// The string in `slot` with its hash, made once.
+    mutating func exactKey(at slot: Int) -> HashedString {
+        if case .exactKey(let key) = parsed[slot] { return key }
+        let key = HashedString(strings[slot])
+        parsed[slot] = .exactKey(key)
+        return key
     }
 
     /// The string in `slot`, lower-cased, with its hash, made once.

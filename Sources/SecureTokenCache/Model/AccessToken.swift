@@ -36,15 +36,8 @@ public struct AccessToken: Sendable, Hashable {
             let type = parts.string(.tokenType) ?? ""
             tokenType = type.isEmpty ? "Bearer" : type
             keyId = parts.string(.keyId)
-            extCacheKey = parts.string(.extCacheKey).flatMap { $0.isEmpty ? nil : $0 }
-            bucket = AccessTokenBucket(
-                account: homeAccountId?.key ?? .empty,
-                environment: environment.groupKey,
-                realm: parts.lowercasedKey(.realm),
-                client: parts.lowercasedKey(.clientId),
-                tokenType: type.isEmpty ? .bearer : parts.lowercasedKey(.tokenType),
-                extCacheKey: extCacheKey == nil ? .empty : parts.lowercasedKey(.extCacheKey)
-            )
+            extCacheKey = parts.extCacheKey()
+            bucket = AccessTokenBucket(parts: parts, account: homeAccountId, environment: environment)
         }
     }
 

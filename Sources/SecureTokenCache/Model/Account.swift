@@ -16,7 +16,7 @@ public struct Account: Sendable, Hashable {
 
         init(members: EntryMembers, parts: borrowing EntryParts) {
             self.members = members
-            homeAccountId = (parts.homeAccount ?? nil) ?? HomeAccountId(parts.string(.homeAccountId) ?? "")
+            homeAccountId = parts.accountHomeAccountId()
             environment = parts.environment()
             realm = parts.string(.realm) ?? ""
             localAccountId = parts.string(.localAccountId) ?? ""

@@ -88,6 +88,9 @@ enum KnownField: UInt8, CaseIterable, Sendable {
         }
     }
 
+    /// The largest code of a field.
+    static let largestCode = Int(allCases.map(\.rawValue).max()!)
+
     /// Every field by code (index 0 unused), for decoding without a `switch`.
     static let byCode: [KnownField?] = {
         var table = [KnownField?](repeating: nil, count: Int(UInt8.max) + 1)
@@ -211,6 +214,21 @@ struct EntryParts {
     func credentialHomeAccountId() -> HomeAccountId? {
         if let parsed = homeAccount { return parsed }
         return string(.homeAccountId).flatMap { $0.isEmpty ? nil : HomeAccountId($0) }
+    }
+
+    /// An account entry's user (an account always has one, if only an empty id).
+    func accountHomeAccountId() -> HomeAccountId {
+        (homeAccount ?? nil) ?? HomeAccountId(string(.homeAccountId) ?? "")
+    }
+
+    /// The FOCI family of a refresh token or app metadata, `nil` when missing or empty.
+    func familyId() -> String? {
+        string(.familyId).flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// The extended cache key of an access token, `nil` when missing or empty.
+    func extCacheKey() -> String? {
+        string(.extCacheKey).flatMap { $0.isEmpty ? nil : $0 }
     }
 
     /// The entry's cloud.

@@ -22,7 +22,7 @@ public struct RefreshToken: Sendable, Hashable {
             homeAccountId = parts.credentialHomeAccountId()
             environment = parts.environment()
             clientId = parts.string(.clientId) ?? ""
-            familyId = parts.string(.familyId).flatMap { $0.isEmpty ? nil : $0 }
+            familyId = parts.familyId()
             target = parts.string(.target)
             lastModificationTime = parts.seconds(.lastModificationTime)
             clientKey = parts.lowercasedKey(.clientId)
