@@ -157,6 +157,21 @@ import Testing
         }
     }
 
+    @Test func aDecoderKeptAcrossUpdatesForgetsWhatItInternedAndStillDecodesAlike() throws {
+        let entries = Self.entries(200, seed: 6)
+        var kept = EntryDecoder()
+        for (number, stored) in entries.enumerated() {
+            // Many distinct strings, so the kept decoder forgets (and starts over) on the way.
+            if number % 3 == 0 {
+                var filler = EntryDecoder()
+                _ = try filler.decode(kind: stored.id.kind, payload: EntryPayload.encode(stored))
+            }
+            kept.forgetIfLarge(limit: 16)
+            let decoded = try kept.decode(kind: stored.id.kind, payload: EntryPayload.encode(stored))
+            #expect(decoded.entry == stored.entry && decoded.ordinal == stored.ordinal)
+        }
+    }
+
     @Test func aKeyTableNumbersKeysLikeADictionaryDespiteCollidingHashes() {
         var generator = Generator(state: 7)
         var table = KeyTable<CollidingKey>()

@@ -45,8 +45,10 @@ public final class CacheGroup: Sendable {
     /// Why the store was chosen, when the opener knows better than the store.
     private let reason: String?
     private let current: Mutex<Snapshot>
-    /// Serialises catching up, so concurrent readers replay another process's write once.
-    private let catchUpLock = Mutex(())
+    /// Serialises catching up, so concurrent readers replay another process's write once; holds
+    /// the decoder catch-ups share, so that the account, cloud and scopes a write names again
+    /// (a refresh names the same user every time) are parsed once, not once per catch-up.
+    private let catchUpLock = Mutex(EntryDecoder())
     /// Serialises this process's writers (the store's lock serialises processes).
     private let writerLock = Mutex(())
 
@@ -101,14 +103,14 @@ public final class CacheGroup: Sendable {
     func index() throws -> Index { try snapshot().index }
 
     private func catchUp() throws -> Snapshot {
-        try catchUpLock.withLock { _ in
+        try catchUpLock.withLock { decoder in
             while true {
                 let cursor = current.withLock { $0.cursor }
                 let update = try store.update(since: cursor)
                 if case .unchanged(let now) = update, now == cursor { return current.withLock { $0 } }
                 // Decode first (the part that can fail), then file under the lock; readers that
                 // want this generation wait there rather than on `catchUpLock`.
-                let decoded = try RecordCodec.decode(update)
+                let decoded = try RecordCodec.decode(update, with: &decoder)
                 let caughtUp = current.withLock { installed -> Snapshot? in
                     // A writer of this process published meanwhile: read the store again.
                     guard installed.cursor == cursor else { return nil }

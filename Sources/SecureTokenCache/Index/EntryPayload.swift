@@ -134,6 +134,14 @@ struct EntryDecoder {
         self.sharing = sharing
     }
 
+    /// Forgets what was interned once it holds more than `limit` strings: for a decoder kept
+    /// across many updates, whose memory must stay bounded.
+    mutating func forgetIfLarge(limit: Int = 4_096) {
+        guard interner.count > limit else { return }
+        interner = StringInterner()
+        hints = InlineArray(repeating: -1)
+    }
+
     /// Decodes the payload of an entry of `kind`. Throws `.storeCorrupted` for a malformed one.
     mutating func decode(kind: CredentialKind, payload: ArraySlice<UInt8>) throws -> (ordinal: UInt64, entry: CacheEntry) {
         let ordinal = try read(payload)

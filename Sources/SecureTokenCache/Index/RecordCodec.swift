@@ -187,15 +187,20 @@ enum RecordCodec {
 
     /// Decodes a store update (the part of a catch-up that can fail).
     static func decode(_ update: StoreUpdate) throws -> DecodedUpdate {
+        var decoder = EntryDecoder()
+        return try decode(update, with: &decoder)
+    }
+
+    /// Decodes a store update with a decoder kept from earlier updates (see ``EntryDecoder``).
+    static func decode(_ update: StoreUpdate, with decoder: inout EntryDecoder) throws -> DecodedUpdate {
         switch update {
-        case .unchanged: .unchanged
+        case .unchanged:
+            return .unchanged
         case .changes(let changes, _):
-            .changes(
-                try {
-                    var decoder = EntryDecoder()
-                    return try changes.compactMap { try decode($0, with: &decoder) }
-                }())
-        case .reload(let records, _): .reload(try build(records))
+            decoder.forgetIfLarge()
+            return .changes(try changes.compactMap { try decode($0, with: &decoder) })
+        case .reload(let records, _):
+            return .reload(try build(records))
         }
     }
 

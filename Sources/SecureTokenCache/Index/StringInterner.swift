@@ -38,6 +38,9 @@ struct StringInterner {
         self.ownObjects = ownObjects
     }
 
+    /// The number of strings interned.
+    var count: Int { strings.count }
+
     /// The slot of the string with exactly these UTF-8 bytes, interning it if new.
     mutating func slot(of bytes: UnsafeRawBufferPointer) -> Int {
         if strings.count * 2 >= table.count { grow() }
