@@ -252,7 +252,9 @@ final class FileStore: CacheStore {
     func update(since cursor: StoreCursor) throws -> StoreUpdate {
         try checkHealthy()
         let generation = state.loadGeneration()
-        let (word, handle) = try currentLog()
+        // Every path below that reads the log checks it got the committed bytes, so the size
+        // check (one more system call per catch-up) would only repeat that.
+        let (word, handle) = try currentLog(checkingLength: false)
         let now = StoreCursor(generation: generation, epoch: UInt64(word.epoch), position: word.length)
         if cursor.epoch != now.epoch || cursor.position < UInt64(LogFormat.headerByteCount) || cursor.position > word.length {
             return .reload(try loadAll(handle, length: word.length).records, now)
@@ -268,7 +270,7 @@ final class FileStore: CacheStore {
     /// The published commit word and an open log of its epoch. Retries while a compaction is
     /// being published (the renamed file appears just before its epoch does), and finishes the
     /// publication of a compaction whose writer died between its rename and publishing.
-    private func currentLog(holdingLock: Bool = false) throws -> (CommitWord, LogHandle) {
+    private func currentLog(holdingLock: Bool = false, checkingLength: Bool = true) throws -> (CommitWord, LogHandle) {
         var previous: CommitWord? = nil
         var stable = 0
         for attempt in 0..<400 {
@@ -276,13 +278,13 @@ final class FileStore: CacheStore {
             stable = word == previous ? stable + 1 : 0
             previous = word
             if let handle = readerLog.withLock({ $0 }), handle.epoch == word.epoch {
-                try checkLength(handle, word)
+                if checkingLength { try checkLength(handle, word) }
                 return (word, handle)
             }
             let handle = try openLog()
             if handle.epoch == word.epoch {
                 readerLog.withLock { $0 = handle }
-                try checkLength(handle, word)
+                if checkingLength { try checkLength(handle, word) }
                 return (word, handle)
             }
             if handle.epoch == word.epoch &+ 1 {

@@ -78,7 +78,6 @@ final class KeyringJournalFile: Sendable {
     /// The bytes from `offset` to the end of the file (as long as it was when asked), or `nil`
     /// if they cannot be read.
     func bytes(from offset: UInt64) -> [UInt8]? {
-        guard let size = size(), size >= offset, size - offset <= UInt64(Int.max) else { return nil }
-        return try? SystemCall.pread(fd, count: Int(size - offset), at: offset, "reading the journal")
+        try? SystemCall.readToEnd(fd, from: offset, "reading the journal")
     }
 }

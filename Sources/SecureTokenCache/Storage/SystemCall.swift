@@ -46,6 +46,34 @@ enum SystemCall {
         }
     }
 
+    /// Every byte of a regular file from `offset` to its end. A catch-up reads a few kilobytes
+    /// of the journal this way in one system call: a read of a regular file that returns less
+    /// than it asked for has reached the end, so the size need not be asked first. (A signal
+    /// cutting a read short would only make the end look earlier; journal readers check what
+    /// they read and fall back to the keyring item.)
+    static func readToEnd(_ fd: Int32, from offset: UInt64, _ what: String) throws -> [UInt8] {
+        let guess = 64 << 10
+        var reachedEnd = false
+        var bytes = try [UInt8](unsafeUninitializedCapacity: guess) { buffer, initialized in
+            var n: Int
+            repeat {
+                n = Glibc.pread(fd, buffer.baseAddress!, guess, off_t(offset))
+            } while n < 0 && errno == EINTR
+            guard n >= 0 else {
+                initialized = 0
+                throw error("pread", what)
+            }
+            initialized = n
+            reachedEnd = n < guess
+        }
+        if reachedEnd { return bytes }
+        // Longer than the first read: the rest, to the end as it is now.
+        let size = UInt64(try fstat(fd, what).st_size)
+        let read = offset + UInt64(bytes.count)
+        if size > read { bytes += try pread(fd, count: Int(size - read), at: read, what) }
+        return bytes
+    }
+
     /// Writes all of `bytes` at `offset`, retrying short writes. On failure some prefix may have
     /// been written: the caller rolls back.
     static func pwrite(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: UInt64, _ what: String) throws {
