@@ -11,6 +11,12 @@ Every msal-python timing is a `time.perf_counter_ns` loop: the median of several
 loop long enough (about 20 ms, at least one call) to swamp the clock. Calls that need untimed
 setup (remove_account after re-adding the account; the first read after another writer) are
 timed one by one, and the median is taken.
+
+The open target (a 10,000-token group, tens of milliseconds on each side) is measured in
+alternating blocks: five opens by the engine (PeerCompare serve-open, in its own process), then
+five deserializes by msal-python in a fresh interpreter, five rounds, so a busy moment of the
+shared machine falls on both sides and msal-python's heap is not one that other measurements
+fragmented.
 """
 
 import argparse
@@ -19,6 +25,7 @@ import json
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import time
 
@@ -166,6 +173,55 @@ def measure_msal(path, tokens, repeats, results):
     assert not http.network_calls, http.network_calls
 
 
+# One block of msal-python deserialize timings, in an interpreter of its own: a long-lived one
+# that has built and dropped other caches deserializes more slowly (its heap is fragmented; here up
+# to twice as slow), which would flatter the engine.
+DESERIALIZE_BLOCK = r"""
+import json, sys, time
+import msal
+with open(sys.argv[1]) as f:
+    text = f.read()
+def once():
+    cache = msal.SerializableTokenCache()
+    cache.deserialize(text)
+once()
+times = []
+for _ in range(int(sys.argv[2])):
+    start = time.perf_counter_ns()
+    once()
+    times.append(time.perf_counter_ns() - start)
+print(json.dumps(times))
+"""
+
+
+def measure_open_alternating(tool, path, tokens, rounds, per_block, results):
+    """The engine's open + free of a file group of `tokens` (PeerCompare serve-open) and msal-python's
+    deserialize of the same cache (and the free of what it made), in alternating blocks, so both
+    sides see the same moments of the shared machine; each side warm within its block."""
+    engine = subprocess.Popen([tool, "serve-open", str(tokens)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert engine.stdout.readline().strip() == "ready"
+
+        def engine_open():
+            engine.stdin.write("open\n")
+            engine.stdin.flush()
+            return int(engine.stdout.readline())
+
+        ours, theirs = [], []
+        for _ in range(rounds):
+            engine_open()  # warm-up
+            ours += [engine_open() for _ in range(per_block)]
+            block = subprocess.run([sys.executable, "-c", DESERIALIZE_BLOCK, path, str(per_block)], check=True,
+                                   capture_output=True, text=True)
+            theirs += json.loads(block.stdout)
+    finally:
+        engine.stdin.close()
+        engine.wait()
+    results["py.deserialize.alternating.%d" % tokens] = statistics.median(theirs)
+    results["engine:file.open.alternating.%d" % tokens] = statistics.median(ours)
+
+
 def measure_extensions(label, make_persistence, path, tokens, workdir, results, writes):
     """PersistedTokenCache over a persistence: a hit (with its freshness check), one write, and the
     first read after another instance (standing for another process) wrote."""
@@ -239,6 +295,8 @@ def main():
     parser.add_argument("--ext-sizes", default="10,1000")
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--keyring", action="store_true", help="also LibsecretPersistence (needs a session bus)")
+    parser.add_argument("--tool", required=True, help="the PeerCompare binary (for the alternating open)")
+    parser.add_argument("--open-rounds", type=int, default=5, help="rounds of the alternating open (5 samples a side each)")
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
@@ -248,6 +306,10 @@ def main():
     results = {}
     for tokens in sizes:
         measure_msal(os.path.join(args.workdir, "cache-%d.json" % tokens), tokens, args.repeats, results)
+    for tokens in sizes:
+        if tokens >= 10_000:
+            measure_open_alternating(args.tool, os.path.join(args.workdir, "cache-%d.json" % tokens), tokens,
+                                     args.open_rounds, 5, results)
     for tokens in ext_sizes:
         path = os.path.join(args.workdir, "cache-%d.json" % tokens)
         measure_extensions("ext_file", msal_extensions.FilePersistence, path, tokens, args.workdir, results,
@@ -267,6 +329,7 @@ def main():
 
     with open(args.engine) as f:
         engine = {k: v["ns"] for k, v in json.load(f).items() if v.get("samples")}
+    engine.update({k[len("engine:"):]: v for k, v in results.items() if k.startswith("engine:")})
     with open(args.engine) as f:
         unavailable = {k.split(".")[0]: v.get("note") for k, v in json.load(f).items() if k.endswith(".unavailable")}
 
@@ -313,8 +376,11 @@ def main():
         # No target: issue 7's is opening a group (decrypting everything, the next row). An import
         # parses MSAL JSON text, which msal-python hands to CPython's C json module.
         row("deserialize vs importMSAL (memory) [%d]" % n, "py.deserialize.%d" % n, "memory.deserialize.%d" % n)
-        row("deserialize (plaintext) vs open FileStore group [%d]" % n, "py.deserialize.%d" % n, "file.open.%d" % n,
-            1 if big else None)
+        if big:
+            row("deserialize (plaintext, fresh interpreter) vs open FileStore group, alternating blocks (%d a side) [%d]"
+                % (args.open_rounds * 5, n), "py.deserialize.alternating.%d" % n, "file.open.alternating.%d" % n, 1)
+        row("deserialize (plaintext) vs open FileStore group, each in its own run [%d]" % n, "py.deserialize.%d" % n,
+            "file.open.%d" % n)
     for n in ext_sizes:
         at1k = n == 1000
         for label, store, write_target in (("ext_file", "file", 50), ("ext_keyring", "keyring", 5)):
