@@ -81,7 +81,7 @@ struct KeyTable<Key: PrehashedKey>: Sendable {
     /// Where probing for `hash` starts: its high bits, which a multiplicative hash mixes best.
     @inline(__always)
     private static func start(_ hash: Int, _ mask: Int) -> Int {
-        Int(truncatingIfNeeded: UInt64(bitPattern: Int64(hash)) &* 0x9E37_79B9_7F4A_7C15 >> 32) & mask
+        Int(truncatingIfNeeded: (UInt64(bitPattern: Int64(hash)) &* 0x9E37_79B9_7F4A_7C15) >> 32) & mask
     }
 }
 
