@@ -209,9 +209,11 @@ struct EntryDecoder {
     func hasText(_ slot: Int32) -> Bool { slot >= 0 && !interner.isEmpty(at: Int(slot)) }
 
     /// The home account key of the credential whose `home_account_id` is in `slot`: `nil` for
-    /// none or an empty one (``EntryParts/credentialHomeAccountId()``).
+    /// none or an empty one (``EntryParts/credentialHomeAccountId()``). The key of a
+    /// ``HomeAccountId`` is its text lower-cased, so no identifier (and no tenant id in it) is
+    /// parsed for filing.
     mutating func accountKey(_ slot: Int32) -> HashedString? {
-        slot >= 0 ? interner.homeAccountId(at: Int(slot))?.key : nil
+        hasText(slot) ? interner.lowercasedKey(at: Int(slot)) : nil
     }
 
     /// The alias group key of the cloud in `slot` (``EntryParts/environment()``).

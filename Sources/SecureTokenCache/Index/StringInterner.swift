@@ -7,8 +7,10 @@ import Glibc
 /// Also remembers the ``HomeAccountId``, ``Environment`` and ``Scopes`` parsed from an interned
 /// string, so each distinct value is parsed once.
 ///
-/// An open-addressing table over a fast multiplicative hash of the bytes. The bytes come from
-/// records this library sealed, so the table need not resist chosen collisions.
+/// An open-addressing table over a fast multiplicative hash of the bytes. The texts are kept
+/// back to back in one byte array, so finding one compares bytes without touching (and
+/// retaining) a `String`; the `String` of a slot is made when first asked for. The bytes come
+/// from records this library sealed, so the table need not resist chosen collisions.
 struct StringInterner {
     /// What an interned string was parsed into, if anything.
     private enum Parsed {
@@ -20,10 +22,12 @@ struct StringInterner {
         case exactKey(HashedString)
     }
 
-    /// By slot: the hash, the string and what was parsed from it (apart, so a probe reads a
-    /// hash without copying, and so retaining, a string).
+    /// By slot: the hash, where the text is in `texts` (slot `i`: `starts[i]..<starts[i + 1]`),
+    /// its `String` once made, and what was parsed from it.
     private var hashes: [UInt64] = []
-    private var strings: [String] = []
+    private var texts: [UInt8] = []
+    private var starts: [Int] = [0]
+    private var strings: [String?] = []
     private var parsed: [Parsed] = []
     /// Slots plus one (0: empty); a power of two in size.
     private var table: [Int32] = []
@@ -39,52 +43,61 @@ struct StringInterner {
     }
 
     /// The number of strings interned.
-    var count: Int { strings.count }
+    var count: Int { hashes.count }
 
     /// The slot of the string with exactly these UTF-8 bytes, interning it if new.
     mutating func slot(of bytes: UnsafeRawBufferPointer) -> Int {
-        if strings.count * 2 >= table.count { grow() }
+        if hashes.count * 2 >= table.count { grow() }
         let hash = Self.hash(bytes)
         var position = Int(truncatingIfNeeded: hash) & mask
         while true {
             let entry = Int(table[position])
             if entry == 0 { break }
-            if hashes[entry - 1] == hash && Self.equal(strings[entry - 1], bytes) { return entry - 1 }
+            if hashes[entry - 1] == hash && holds(entry - 1, bytes) { return entry - 1 }
             position = (position + 1) & mask
         }
         hashes.append(hash)
-        strings.append(String(decoding: bytes.assumingMemoryBound(to: UInt8.self), as: UTF8.self))
+        texts.append(contentsOf: bytes)
+        starts.append(texts.count)
+        strings.append(nil)
         parsed.append(.none)
-        table[position] = Int32(strings.count)
-        return strings.count - 1
+        table[position] = Int32(hashes.count)
+        return hashes.count - 1
     }
 
     /// ``slot(of:)``, trying `hint` (the slot the same member of the previous entry had) first:
     /// most entries repeat their predecessor's cloud, client and tenant, and comparing with one
-    /// string costs less than hashing and probing. Updates `hint`.
+    /// text costs less than hashing and probing. Updates `hint`.
     mutating func slot(of bytes: UnsafeRawBufferPointer, hint: inout Int) -> Int {
-        if hint >= 0, Self.equal(strings[hint], bytes) { return hint }
+        if hint >= 0, holds(hint, bytes) { return hint }
         hint = slot(of: bytes)
         return hint
     }
 
-    /// The string with exactly these UTF-8 bytes, interned.
-    mutating func intern(_ bytes: UnsafeRawBufferPointer) -> String {
-        guard bytes.count > 15 else {
-            // Short strings live inside the `String` value itself: nothing to share.
-            return String(decoding: bytes.assumingMemoryBound(to: UInt8.self), as: UTF8.self)
-        }
-        return strings[slot(of: bytes)]
+    /// Whether `slot` holds exactly these bytes.
+    private func holds(_ slot: Int, _ bytes: UnsafeRawBufferPointer) -> Bool {
+        let start = starts[slot]
+        guard starts[slot + 1] - start == bytes.count else { return false }
+        return bytes.isEmpty || texts.withUnsafeBytes { memcmp($0.baseAddress! + start, bytes.baseAddress!, bytes.count) == 0 }
     }
 
-    /// The string in `slot`.
-    func string(at slot: Int) -> String { strings[slot] }
+    /// The string in `slot`, made the first time it is asked for.
+    mutating func string(at slot: Int) -> String {
+        if let made = strings[slot] { return made }
+        let made = texts.withUnsafeBufferPointer {
+            String(decoding: UnsafeBufferPointer(rebasing: $0[starts[slot]..<starts[slot + 1]]), as: UTF8.self)
+        }
+        strings[slot] = made
+        return made
+    }
+
+    /// Whether the string in `slot` is empty.
+    func isEmpty(at slot: Int) -> Bool { starts[slot + 1] == starts[slot] }
 
     /// The credential home account id of the string in `slot` (`nil` when empty), parsed once.
     mutating func homeAccountId(at slot: Int) -> HomeAccountId? {
         if case .homeAccountId(let made) = parsed[slot] { return made }
-        let text = strings[slot]
-        let made = text.isEmpty ? nil : HomeAccountId(text)
+        let made = isEmpty(at: slot) ? nil : HomeAccountId(string(at: slot))
         parsed[slot] = .homeAccountId(made)
         return made
     }
@@ -92,7 +105,8 @@ struct StringInterner {
     /// The environment of the string in `slot`, parsed once.
     mutating func environment(at slot: Int) -> Environment {
         if case .environment(let made) = parsed[slot] { return made }
-        let made = ownObjects ? Environment(unshared: strings[slot]) : Environment(strings[slot])
+        let text = string(at: slot)
+        let made = ownObjects ? Environment(unshared: text) : Environment(text)
         parsed[slot] = .environment(made)
         return made
     }
@@ -100,18 +114,15 @@ struct StringInterner {
     /// The scopes of the `target` string in `slot`, parsed once.
     mutating func scopes(at slot: Int) -> Scopes {
         if case .scopes(let made) = parsed[slot] { return made }
-        let made = Scopes(target: strings[slot])
+        let made = Scopes(target: string(at: slot))
         parsed[slot] = .scopes(made)
         return made
     }
 
-    /// Whether the string in `slot` is empty.
-    func isEmpty(at slot: Int) -> Bool { strings[slot].utf8.isEmpty }
-
     /// The string in `slot` with its hash, made once.
     mutating func exactKey(at slot: Int) -> HashedString {
         if case .exactKey(let key) = parsed[slot] { return key }
-        let key = HashedString(strings[slot])
+        let key = HashedString(string(at: slot))
         parsed[slot] = .exactKey(key)
         return key
     }
@@ -119,7 +130,7 @@ struct StringInterner {
     /// The string in `slot`, lower-cased, with its hash, made once.
     mutating func lowercasedKey(at slot: Int) -> HashedString {
         if case .lowercasedKey(let key) = parsed[slot] { return key }
-        let key = HashedString(strings[slot].asciiLowercased)
+        let key = HashedString(string(at: slot).asciiLowercased)
         parsed[slot] = .lowercasedKey(key)
         return key
     }
@@ -128,6 +139,7 @@ struct StringInterner {
         if table.isEmpty {
             // Room for what one small update interns (a catch-up, a few records) without growing.
             hashes.reserveCapacity(32)
+            starts.reserveCapacity(33)
             strings.reserveCapacity(32)
             parsed.reserveCapacity(32)
         }
@@ -139,12 +151,6 @@ struct StringInterner {
             while table[position] != 0 { position = (position + 1) & mask }
             table[position] = Int32(offset + 1)
         }
-    }
-
-    private static func equal(_ string: String, _ bytes: UnsafeRawBufferPointer) -> Bool {
-        string.utf8.withContiguousStorageIfAvailable { utf8 in
-            utf8.count == bytes.count && (utf8.isEmpty || memcmp(utf8.baseAddress!, bytes.baseAddress!, bytes.count) == 0)
-        } ?? string.utf8.elementsEqual(bytes)
     }
 
     /// A multiply-rotate hash of eight bytes at a time (FxHash's step), finished with a
