@@ -172,6 +172,24 @@ import Testing
         }
     }
 
+    @Test func recordsAreCutIntoContiguousPartsOfAboutEqualWork() {
+        // Sections as a compaction writes them: many access tokens, then fewer of each other kind.
+        var records: [Record] = []
+        for (kind, count) in [(RecordKind.accessToken, 8_000), (.account, 2_000), (.idToken, 2_000), (.refreshToken, 2_000)] {
+            for number in 0..<count { records.append(Record(id: RecordID(kind: kind, name: "\(kind)-\(number)"), payload: [1])) }
+        }
+        for count in 1...4 {
+            let parts = RecordCodec.parts(of: records, count: count)
+            #expect(parts.count == count)
+            #expect(parts.first?.lowerBound == 0 && parts.last?.upperBound == records.count)
+            #expect(zip(parts, parts.dropFirst()).allSatisfy { $0.upperBound == $1.lowerBound })
+        }
+        // Two parts: the access tokens (cheaper each) are not cut at half the records.
+        let two = RecordCodec.parts(of: records, count: 2)
+        #expect(two[0].count > records.count / 2)
+        #expect(two[0].count < 9_000)
+    }
+
     @Test func aKeyTableNumbersKeysLikeADictionaryDespiteCollidingHashes() {
         var generator = Generator(state: 7)
         var table = KeyTable<CollidingKey>()
