@@ -1,3 +1,5 @@
+import Glibc
+
 /// A fast keyed 64-bit hash of a string's UTF-8 bytes: the precomputed hash of the index's keys
 /// (``HashedString``, ``EntryID``).
 ///
@@ -7,10 +9,13 @@
 /// multiplication (the mixing of wyhash), about a tenth of that. Equal strings (same bytes) hash
 /// alike; canonically equivalent strings with different bytes need not, which cache keys (ASCII,
 /// compared by their bytes) never are. The seed is random per process, so keys cannot be chosen
-/// to collide by someone who does not know it.
+/// to collide by someone who does not know it; like Swift's own `Hasher`, it is fixed when the
+/// environment sets `SWIFT_DETERMINISTIC_HASHING` (the benchmarks' allocation counts depend on
+/// the shapes hashes give the index's tries).
 enum StringHash {
-    /// Drawn once per process.
-    private static let seed = UInt64.random(in: .min ... .max)
+    /// Drawn once per process, or fixed (see the type's doc).
+    private static let seed: UInt64 =
+        getenv("SWIFT_DETERMINISTIC_HASHING") != nil ? 0x243F_6A88_85A3_08D3 : UInt64.random(in: .min ... .max)
 
     /// The hash of `string`'s UTF-8 bytes.
     static func hash(_ string: String) -> Int {
