@@ -8,6 +8,10 @@
 //                                         prints {"<store>.<op>.<size>": {"ns": median, ...}}
 //   PeerCompare serve-open TOKENS         for compare_peers.py: opens a file group of TOKENS once per
 //                                         line read and prints the nanoseconds each open and free took
+//   PeerCompare serve-read-after-write STORE TOKENS
+//                                         for compare_peers.py: per line read (a count), that many
+//                                         writes by a second view of a STORE group, each followed
+//                                         by a timed first lookup here; prints the nanoseconds
 //   PeerCompare spin OP TOKENS N          run one operation N times (for callgrind / perf); OP is
 //                                         hit, write, signOut, serialize, deserialize (memory
 //                                         group), open or catchUp (file group); open prints each
@@ -238,6 +242,34 @@ case "serve-open" where arguments.count == 3:
         let start = now()
         consume(try StoreKind.file.open(prepared.name, root: prepared.root).generation)
         print(now() - start)
+        fflush(nil)
+    }
+case "serve-read-after-write" where arguments.count == 4:
+    // For scripts/compare_peers.py, which alternates blocks of these with msal-extensions' own:
+    // prepares a group of TOKENS in STORE (File or Keyring) and a second view of it standing for
+    // another process, prints "ready", then for each line read (a sample count) has the other
+    // view write and times the first lookup here after each write, printing the nanoseconds of
+    // each on one line.
+    guard let kind = StoreKind(rawValue: arguments[2]), kind.isShared else { fatalError("STORE: File or Keyring") }
+    let workload = Workload(accessTokens: Int(arguments[3])!)
+    let prepared = try prepare(kind, workload)
+    defer { removeScratchFolder(prepared.root) }
+    let peer = try TokenCache(clientId: Workload.clientA, group: kind.open(prepared.name, root: prepared.root))
+    let request = Workload.request()
+    var serial = 0
+    print("ready")
+    fflush(nil)
+    while let line = readLine(), let count = Int(line) {
+        var times: [UInt64] = []
+        for _ in 0..<count {
+            serial += 1
+            try peer.store(try Workload.response(user: workload.probeUser, serial: serial), for: request, signIn: false)
+            let start = now()
+            consume(
+                try prepared.cache.accessToken(for: Workload.hitScopes, account: prepared.account, authority: Workload.authority))
+            times.append(now() - start)
+        }
+        print(times.map(String.init).joined(separator: " "))
         fflush(nil)
     }
 case "spin" where arguments.count == 5 && ["open", "catchUp"].contains(arguments[2]):
