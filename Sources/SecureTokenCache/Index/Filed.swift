@@ -11,14 +11,6 @@ enum Filed<Value>: Sendable where Value: Sendable {
     /// Values, in filing order.
     case values([Value])
 
-    /// How many rows or values are filed.
-    var count: Int {
-        switch self {
-        case .rows(_, let rows): rows.count
-        case .values(let values): values.count
-        }
-    }
-
     /// The filed values, rows made into values by `value(table, row)`.
     func values(_ value: (EntryTable, Int) -> Value) -> [Value] {
         switch self {
