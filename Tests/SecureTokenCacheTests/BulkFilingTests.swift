@@ -9,23 +9,14 @@ import Testing
 /// that an index opened that way files every entry exactly as inserting the typed entries one by
 /// one does, whatever shape the members take, and that the tables underneath behave.
 @Suite struct BulkFilingTests {
-    /// A deterministic generator, so a failure replays.
-    private struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-            return state ^ (state >> 29)
-        }
-    }
-
     /// One of `choices`, picked by `generator`.
-    private static func pick<Value>(_ choices: [Value], _ generator: inout Generator) -> Value {
+    private static func pick<Value>(_ choices: [Value], _ generator: inout SeededGenerator) -> Value {
         choices[Int(generator.next() % UInt64(choices.count))]
     }
 
     /// A member value of the shapes caches hold and a few they should not: text in any case, an
     /// empty string, a number literal, or a value that is no text at all.
-    private static func variant(_ text: String, _ generator: inout Generator) -> JSONValue? {
+    private static func variant(_ text: String, _ generator: inout SeededGenerator) -> JSONValue? {
         pick(
             [
                 .string(text), .string(text), .string(text), .string(text.uppercased()), .string(""), .number("4711"),
@@ -37,7 +28,7 @@ import Testing
     /// `count` entries of every kind with members varied as ``variant(_:_:)`` does, among few
     /// users, clouds, tenants and clients, so that entries share keys the way a real cache's do.
     private static func entries(_ count: Int, seed: UInt64) -> [StoredEntry] {
-        var generator = Generator(state: seed)
+        var generator = SeededGenerator(state: seed)
         let users = (0..<8).map { "0000000\($0)-0000-0000-0000-000000000000.72f988bf-86f1-41af-91ab-2d7cd011db47" }
         let clouds = [
             "login.microsoftonline.com", "LOGIN.windows.net", "login.microsoftonline.com.", "login.chinacloudapi.cn",
@@ -191,7 +182,7 @@ import Testing
     }
 
     @Test func aKeyTableNumbersKeysLikeADictionaryDespiteCollidingHashes() {
-        var generator = Generator(state: 7)
+        var generator = SeededGenerator(state: 7)
         var table = KeyTable<CollidingKey>()
         var reference: [CollidingKey: Int] = [:]
         for _ in 0..<3_000 {
@@ -212,7 +203,7 @@ import Testing
     }
 
     @Test func groupingsJoinedAndConvertedKeepEveryRowInOrderUnderItsKey() {
-        var generator = Generator(state: 8)
+        var generator = SeededGenerator(state: 8)
         var parts: [Grouping<CollidingKey>] = []
         var reference: [Int: [UInt32]] = [:]
         var offset = 0

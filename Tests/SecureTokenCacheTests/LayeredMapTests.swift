@@ -16,15 +16,6 @@ struct CollidingKey: PrehashedKey, ExpressibleByIntegerLiteral, Comparable, Cust
 /// `LayeredMap` behaves like a dictionary with value semantics, whatever mix of bulk-built base,
 /// changes, removals and folds it went through, and a copy never sees later changes.
 @Suite struct LayeredMapTests {
-    /// A deterministic generator, so a failure replays.
-    private struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-            return state ^ (state >> 29)
-        }
-    }
-
     private func check(_ map: LayeredMap<CollidingKey, String>, equals reference: [CollidingKey: String]) {
         #expect(map.count == reference.count)
         #expect(map.isEmpty == reference.isEmpty)
@@ -40,7 +31,7 @@ struct CollidingKey: PrehashedKey, ExpressibleByIntegerLiteral, Comparable, Cust
 
     @Test(arguments: [0, 10, 200])
     func randomChangesMatchADictionaryAndCopiesKeepTheirContents(baseCount: Int) {
-        var generator = Generator(state: UInt64(baseCount) + 1)
+        var generator = SeededGenerator(state: UInt64(baseCount) + 1)
         var reference: [CollidingKey: String] = [:]
         for key in 0..<baseCount { reference[CollidingKey(key)] = "base-\(key)" }
         var map = LayeredMap(reference)

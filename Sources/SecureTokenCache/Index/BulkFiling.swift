@@ -8,43 +8,19 @@
 struct BulkFiling: Sendable {
     /// The rows, in order, and what the index counts of them.
     var rows: GatheredRows
-    var accessTokens: Grouping<AccessTokenBucket>
-    var ownRefreshTokens: Grouping<RefreshTokenBucket>
-    var familyRefreshTokens: Grouping<RefreshTokenBucket>
-    var accountsByHome: Grouping<HashedString>
-    var accountsByUsername: Grouping<HashedString>
-    var appMetadataByClient: Grouping<HashedString>
-    var entriesByAccount: Grouping<HashedString>
+    /// The rows under the keys of each map.
+    var maps: IndexGroupings<AccessTokenBucket, RefreshTokenBucket, HashedString>
 
-    /// An empty filing with room for `capacity` entries of a cache shaped like real ones (a few
-    /// access tokens per user, and one refresh token, id token and account each), so that its
-    /// tables never grow while filling.
+    /// An empty filing with room for `capacity` entries (see ``IndexGroupings/init(capacity:)``).
     init(capacity: Int = 0) {
         rows = GatheredRows(capacity: capacity)
-        accessTokens = Grouping(rows: capacity, keys: capacity / 2)
-        ownRefreshTokens = Grouping(rows: capacity / 6, keys: capacity / 6)
-        familyRefreshTokens = Grouping(rows: capacity / 6, keys: capacity / 6)
-        accountsByHome = Grouping(rows: capacity / 6, keys: capacity / 6)
-        accountsByUsername = Grouping(rows: capacity / 6, keys: capacity / 6)
-        appMetadataByClient = Grouping()
-        entriesByAccount = Grouping(rows: capacity, keys: capacity / 6)
+        maps = IndexGroupings(capacity: capacity)
     }
 
-    /// A filing of `rows`, gathered under these keys.
-    init(
-        rows: GatheredRows, accessTokens: Grouping<AccessTokenBucket>, ownRefreshTokens: Grouping<RefreshTokenBucket>,
-        familyRefreshTokens: Grouping<RefreshTokenBucket>, accountsByHome: Grouping<HashedString>,
-        accountsByUsername: Grouping<HashedString>, appMetadataByClient: Grouping<HashedString>,
-        entriesByAccount: Grouping<HashedString>
-    ) {
+    /// A filing of `rows`, gathered under `maps`.
+    init(rows: GatheredRows, maps: IndexGroupings<AccessTokenBucket, RefreshTokenBucket, HashedString>) {
         self.rows = rows
-        self.accessTokens = accessTokens
-        self.ownRefreshTokens = ownRefreshTokens
-        self.familyRefreshTokens = familyRefreshTokens
-        self.accountsByHome = accountsByHome
-        self.accountsByUsername = accountsByUsername
-        self.appMetadataByClient = appMetadataByClient
-        self.entriesByAccount = entriesByAccount
+        self.maps = maps
     }
 
     /// The number of entries gathered.
@@ -55,23 +31,23 @@ struct BulkFiling: Sendable {
         let position = rows.add(row)
         switch keys {
         case .accessToken(let bucket, _):
-            accessTokens.add(position, to: bucket)
+            maps.accessTokens.add(position, to: bucket)
         case .refreshToken(let account, let environment, let client, let family):
             let account = account ?? .empty
-            ownRefreshTokens.add(position, to: RefreshTokenBucket(account: account, environment: environment, owner: client))
+            maps.ownRefreshTokens.add(position, to: RefreshTokenBucket(account: account, environment: environment, owner: client))
             if let family {
-                familyRefreshTokens.add(
+                maps.familyRefreshTokens.add(
                     position, to: RefreshTokenBucket(account: account, environment: environment, owner: family))
             }
         case .idToken:
             break
         case .account(let home, let username):
-            accountsByHome.add(position, to: home)
-            if let username { accountsByUsername.add(position, to: username) }
+            maps.accountsByHome.add(position, to: home)
+            if let username { maps.accountsByUsername.add(position, to: username) }
         case .appMetadata(let client):
-            appMetadataByClient.add(position, to: client)
+            maps.appMetadataByClient.add(position, to: client)
         }
-        if let account = keys.homeAccount { entriesByAccount.add(position, to: account) }
+        if let account = keys.homeAccount { maps.entriesByAccount.add(position, to: account) }
     }
 
     /// Gathers a typed entry.
@@ -81,14 +57,7 @@ struct BulkFiling: Sendable {
 
     /// Gathers every entry of `other` after those already here, in its order.
     mutating func append(_ other: consuming BulkFiling) {
-        let offset = count
-        accessTokens.append(other.accessTokens, offset: offset)
-        ownRefreshTokens.append(other.ownRefreshTokens, offset: offset)
-        familyRefreshTokens.append(other.familyRefreshTokens, offset: offset)
-        accountsByHome.append(other.accountsByHome, offset: offset)
-        accountsByUsername.append(other.accountsByUsername, offset: offset)
-        appMetadataByClient.append(other.appMetadataByClient, offset: offset)
-        entriesByAccount.append(other.entriesByAccount, offset: offset)
+        maps.append(other.maps, offset: count)
         rows.append(other.rows)
     }
 }

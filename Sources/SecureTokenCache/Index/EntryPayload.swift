@@ -72,9 +72,7 @@ enum EntryPayload {
         do {
             return try payload.withUnsafeBytes { bytes in
                 var reader = PayloadReader(bytes)
-                _ = try reader.byte()
-                _ = try reader.uint64()
-                let count = try reader.varint()
+                let (_, count) = try reader.header()
                 var members: [(key: String, value: JSONValue)] = []
                 members.reserveCapacity(Int(min(count, 64)))
                 for _ in 0..<count {
@@ -161,10 +159,7 @@ struct EntryDecoder {
         let filing = Self.filingFields
         let ordinal = try payload.withUnsafeBytes { bytes in
             var reader = PayloadReader(bytes)
-            guard try reader.byte() == EntryPayload.version else { throw PayloadReader.malformed }
-            let ordinal = try reader.uint64()
-            let count = try reader.varint()
-            guard count <= UInt64(bytes.count) else { throw PayloadReader.malformed }
+            let (ordinal, count) = try reader.header()
             for _ in 0..<count {
                 let code = Int(try reader.byte())
                 guard code != 0 else {
@@ -241,10 +236,7 @@ struct EntryDecoder {
         parts.reset()
         return try payload.withUnsafeBytes { bytes in
             var reader = PayloadReader(bytes)
-            guard try reader.byte() == EntryPayload.version else { throw PayloadReader.malformed }
-            let ordinal = try reader.uint64()
-            let count = try reader.varint()
-            guard count <= UInt64(bytes.count) else { throw PayloadReader.malformed }
+            let (ordinal, count) = try reader.header()
             for _ in 0..<count {
                 let code = try reader.byte()
                 guard code != 0 else {
@@ -298,6 +290,16 @@ struct PayloadReader {
     init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
 
     var isAtEnd: Bool { position == bytes.count }
+
+    /// A format-2 payload's header: its ordinal and how many members follow (checked to be
+    /// no more than the bytes could hold).
+    mutating func header() throws -> (ordinal: UInt64, count: UInt64) {
+        guard try byte() == EntryPayload.version else { throw Self.malformed }
+        let ordinal = try uint64()
+        let count = try varint()
+        guard count <= UInt64(bytes.count) else { throw Self.malformed }
+        return (ordinal, count)
+    }
 
     mutating func byte() throws -> UInt8 {
         guard position < bytes.count else { throw Self.malformed }

@@ -407,13 +407,13 @@ struct Index: Sendable {
         } else {
             buildIdMap()
         }
-        let accessTokens: LayeredMap<AccessTokenBucket, Filed<StoredEntry>> = filing.accessTokens.map(of: table)
-        let ownRefreshTokens: LayeredMap<RefreshTokenBucket, Filed<EntryID>> = filing.ownRefreshTokens.map(of: table)
-        let familyRefreshTokens: LayeredMap<RefreshTokenBucket, Filed<EntryID>> = filing.familyRefreshTokens.map(of: table)
-        let accountsByHome: LayeredMap<HashedString, Filed<EntryID>> = filing.accountsByHome.map(of: table)
-        let accountsByUsername: LayeredMap<HashedString, Filed<EntryID>> = filing.accountsByUsername.map(of: table)
-        let appMetadataByClient: LayeredMap<HashedString, Filed<EntryID>> = filing.appMetadataByClient.map(of: table)
-        let entriesByAccount: LayeredMap<HashedString, Filed<EntryID>> = filing.entriesByAccount.map(of: table)
+        let accessTokens: LayeredMap<AccessTokenBucket, Filed<StoredEntry>> = filing.maps.accessTokens.map(of: table)
+        let ownRefreshTokens: LayeredMap<RefreshTokenBucket, Filed<EntryID>> = filing.maps.ownRefreshTokens.map(of: table)
+        let familyRefreshTokens: LayeredMap<RefreshTokenBucket, Filed<EntryID>> = filing.maps.familyRefreshTokens.map(of: table)
+        let accountsByHome: LayeredMap<HashedString, Filed<EntryID>> = filing.maps.accountsByHome.map(of: table)
+        let accountsByUsername: LayeredMap<HashedString, Filed<EntryID>> = filing.maps.accountsByUsername.map(of: table)
+        let appMetadataByClient: LayeredMap<HashedString, Filed<EntryID>> = filing.maps.appMetadataByClient.map(of: table)
+        let entriesByAccount: LayeredMap<HashedString, Filed<EntryID>> = filing.maps.entriesByAccount.map(of: table)
         builder.wait()
         guard let built = idMap.withLock({ $0.take() }), let entries = built else {
             return (0..<table.count).map(table.stored(at:))
@@ -426,8 +426,8 @@ struct Index: Sendable {
         storage.accountsByHome = accountsByHome
         storage.accountsByUsername = accountsByUsername
         storage.appMetadataByClient = appMetadataByClient
-        storage.accountsWithClientToken = Self.accountCounts(filing.ownRefreshTokens)
-        storage.accountsWithFamilyToken = Self.accountCounts(filing.familyRefreshTokens)
+        storage.accountsWithClientToken = Self.accountCounts(filing.maps.ownRefreshTokens)
+        storage.accountsWithFamilyToken = Self.accountCounts(filing.maps.familyRefreshTokens)
         storage.entriesByAccount = entriesByAccount
         var counted: [CredentialKind: Int] = [:]
         for kind in CredentialKind.allCases where filing.rows.countByKind[kind.creationOrder] > 0 {

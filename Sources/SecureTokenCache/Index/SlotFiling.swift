@@ -61,23 +61,12 @@ struct SlotKey: PrehashedKey {
 /// ``FilingKeys/init(_:)`` reads from the typed entry, read from the interned text instead.
 struct SlotFiling: Sendable {
     private var rows: GatheredRows
-    private var accessTokens: Grouping<SlotKey>
-    private var ownRefreshTokens: Grouping<SlotKey>
-    private var familyRefreshTokens: Grouping<SlotKey>
-    private var accountsByHome: Grouping<SlotKey>
-    private var accountsByUsername: Grouping<SlotKey>
-    private var appMetadataByClient = Grouping<SlotKey>()
-    private var entriesByAccount: Grouping<SlotKey>
+    private var maps: IndexGroupings<SlotKey, SlotKey, SlotKey>
 
-    /// Room for `capacity` entries (see ``BulkFiling/init(capacity:)``).
+    /// Room for `capacity` entries (see ``IndexGroupings/init(capacity:)``).
     init(capacity: Int) {
         rows = GatheredRows(capacity: capacity)
-        accessTokens = Grouping(rows: capacity, keys: capacity / 2)
-        ownRefreshTokens = Grouping(rows: capacity / 6, keys: capacity / 6)
-        familyRefreshTokens = Grouping(rows: capacity / 6, keys: capacity / 6)
-        accountsByHome = Grouping(rows: capacity / 6, keys: capacity / 6)
-        accountsByUsername = Grouping(rows: capacity / 6, keys: capacity / 6)
-        entriesByAccount = Grouping(rows: capacity, keys: capacity / 6)
+        maps = IndexGroupings(capacity: capacity)
     }
 
     /// Gathers `row`, an entry of `kind` whose members `decoder` interned at `slots`.
@@ -89,51 +78,53 @@ struct SlotFiling: Sendable {
         let user = decoder.hasText(slots.account) ? slots.account : -1
         switch kind {
         case .accessToken:
-            accessTokens.add(
+            maps.accessTokens.add(
                 position,
                 to: SlotKey(user, slots.environment, slots.realm, slots.client, slots.tokenType, slots.extCacheKey))
-            if user >= 0 { entriesByAccount.add(position, to: SlotKey(user)) }
+            if user >= 0 { maps.entriesByAccount.add(position, to: SlotKey(user)) }
         case .refreshToken:
-            ownRefreshTokens.add(position, to: SlotKey(user, slots.environment, slots.client))
+            maps.ownRefreshTokens.add(position, to: SlotKey(user, slots.environment, slots.client))
             if decoder.hasText(slots.family) {
-                familyRefreshTokens.add(position, to: SlotKey(user, slots.environment, slots.family))
+                maps.familyRefreshTokens.add(position, to: SlotKey(user, slots.environment, slots.family))
             }
-            if user >= 0 { entriesByAccount.add(position, to: SlotKey(user)) }
+            if user >= 0 { maps.entriesByAccount.add(position, to: SlotKey(user)) }
         case .idToken:
-            if user >= 0 { entriesByAccount.add(position, to: SlotKey(user)) }
+            if user >= 0 { maps.entriesByAccount.add(position, to: SlotKey(user)) }
         case .account:
-            accountsByHome.add(position, to: SlotKey(user))
-            if decoder.hasText(slots.username) { accountsByUsername.add(position, to: SlotKey(slots.username)) }
-            entriesByAccount.add(position, to: SlotKey(user))
+            maps.accountsByHome.add(position, to: SlotKey(user))
+            if decoder.hasText(slots.username) { maps.accountsByUsername.add(position, to: SlotKey(slots.username)) }
+            maps.entriesByAccount.add(position, to: SlotKey(user))
         case .appMetadata:
-            appMetadataByClient.add(position, to: SlotKey(slots.client))
+            maps.appMetadataByClient.add(position, to: SlotKey(slots.client))
         }
     }
 
     /// The filing, every group's index key made from `decoder`'s interned text.
     consuming func filing(_ decoder: inout EntryDecoder) -> BulkFiling {
-        BulkFiling(
-            rows: rows,
-            accessTokens: accessTokens.converted { key in
+        let maps = self.maps.converted(
+            accessToken: { key in
                 AccessTokenBucket(
                     account: decoder.accountKey(key.slots.0) ?? .empty, environment: decoder.cloudKey(key.slots.1),
                     realm: decoder.lowercasedKey(key.slots.2), client: decoder.lowercasedKey(key.slots.3),
                     tokenType: decoder.hasText(key.slots.4) ? decoder.lowercasedKey(key.slots.4) : .bearer,
                     extCacheKey: decoder.hasText(key.slots.5) ? decoder.lowercasedKey(key.slots.5) : .empty)
             },
-            ownRefreshTokens: ownRefreshTokens.converted { key in
+            refreshToken: { key in
                 RefreshTokenBucket(
                     account: decoder.accountKey(key.slots.0) ?? .empty, environment: decoder.cloudKey(key.slots.1),
                     owner: decoder.lowercasedKey(key.slots.2))
             },
-            familyRefreshTokens: familyRefreshTokens.converted { key in
+            familyRefreshToken: { key in
                 RefreshTokenBucket(
                     account: decoder.accountKey(key.slots.0) ?? .empty, environment: decoder.cloudKey(key.slots.1),
                     owner: decoder.exactKey(key.slots.2))
             },
-            accountsByHome: accountsByHome.converted { decoder.accountKey($0.slots.0) ?? .empty },
-            accountsByUsername: accountsByUsername.converted { decoder.lowercasedKey($0.slots.0) },
-            appMetadataByClient: appMetadataByClient.converted { decoder.lowercasedKey($0.slots.0) },
-            entriesByAccount: entriesByAccount.converted { decoder.accountKey($0.slots.0) ?? .empty })
+            text: { key, map in
+                switch map {
+                case .accountsByHome, .entriesByAccount: decoder.accountKey(key.slots.0) ?? .empty
+                case .accountsByUsername, .appMetadataByClient: decoder.lowercasedKey(key.slots.0)
+                }
+            })
+        return BulkFiling(rows: rows, maps: maps)
     }
 }

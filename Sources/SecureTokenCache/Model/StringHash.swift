@@ -25,6 +25,13 @@ enum StringHash {
 
     /// The hash of `bytes`.
     static func hash(_ bytes: UnsafeRawBufferPointer) -> Int {
+        Int(truncatingIfNeeded: hash(bytes, seed: seed))
+    }
+
+    /// The hash of `bytes` under `seed`: eight bytes per step, each folded in with a 64×64→128-bit
+    /// multiplication (the mixing of wyhash), in two independent lanes so the multiplications
+    /// overlap. ``RecordNameHash`` uses it unkeyed.
+    static func hash(_ bytes: UnsafeRawBufferPointer, seed: UInt64) -> UInt64 {
         var lane0 = seed ^ UInt64(bytes.count) &* 0x9E37_79B9_7F4A_7C15
         var lane1 = seed ^ 0xD6E8_FEB8_6659_FD93
         var offset = 0
@@ -42,7 +49,7 @@ enum StringHash {
         } else {
             for (shift, byte) in zip(stride(from: UInt64(0), to: 64, by: 8), bytes[offset...]) { tail0 |= UInt64(byte) << shift }
         }
-        return Int(truncatingIfNeeded: mix(mix(lane0 ^ tail0) ^ lane1 ^ tail1 ^ seed))
+        return mix(mix(lane0 ^ tail0) ^ lane1 ^ tail1 ^ seed)
     }
 
     /// Folds the two halves of `value` × a large odd constant into one word.
