@@ -55,6 +55,31 @@ import Testing
         #expect(contents(records) == snapshot)
     }
 
+    /// Under `relatime` (this machine's and most distributions' default) the first read after
+    /// a write would stamp the log's access time, an inode write inside every catch-up.
+    @Test func readingTheLogLeavesItsAccessTimeAlone() throws {
+        let tmp = TemporaryDirectory()
+        let writer = try FileStore(group: "g", keyProvider: testPassphrase(), root: tmp.path)
+        let reader = try FileStore(group: "g", keyProvider: testPassphrase(), root: tmp.path)
+        let cursor = try reader.load().1
+        try writer.commit([put("a", "1")])
+        // An access time older than the modification time: the state relatime updates on read.
+        let log = tmp.path + "/g/log"
+        var info = stat()
+        #expect(stat(log, &info) == 0)
+        var times = [timespec(tv_sec: 1_000_000, tv_nsec: 0), info.st_mtim]
+        #expect(utimensat(AT_FDCWD, log, &times, 0) == 0)
+
+        guard case .changes(let changes, _) = try reader.update(since: cursor) else {
+            Issue.record("expected the writer's change")
+            return
+        }
+        #expect(changes.count == 1)
+        #expect(contents(try FileStore(group: "g", keyProvider: testPassphrase(), root: tmp.path).load().0) == ["1:a": "1"])
+        #expect(stat(log, &info) == 0)
+        #expect(info.st_atim.tv_sec == 1_000_000)
+    }
+
     @Test func cursorsThatAreNotTransactionBoundariesReload() throws {
         let tmp = TemporaryDirectory()
         let store = try FileStore(group: "g", keyProvider: testPassphrase(), root: tmp.path)

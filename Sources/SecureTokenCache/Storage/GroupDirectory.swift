@@ -92,7 +92,7 @@ struct GroupDirectory: Sendable {
     /// Opens a file of the group (never following a symlink) and checks it is a regular file
     /// owned by the user with no group or other access.
     func openFile(_ file: String, _ flags: Int32, _ what: String) throws -> Int32 {
-        let fd = try SystemCall.open(self.file(file), flags | O_NOFOLLOW, 0o600, what)
+        let fd = try SystemCall.openWithoutAccessTime(self.file(file), flags | O_NOFOLLOW, 0o600, what)
         do {
             let info = try SystemCall.fstat(fd, what)
             guard info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid(), info.st_mode & 0o077 == 0 else {
