@@ -228,6 +228,56 @@ def measure_open_alternating(tool, path, tokens, rounds, per_block, results):
     results["engine:file.open.alternating.%d" % tokens] = statistics.median(ours)
 
 
+def make_persistence(label, location):
+    """msal-extensions' persistence for `label` (ext_file or ext_keyring) at `location`."""
+    if label == "ext_file":
+        return msal_extensions.FilePersistence(location)
+    try:
+        import gi  # noqa: F401
+    except ImportError:
+        # PyGObject (LibsecretPersistence's binding) does not build with pip here; Debian's
+        # python3-gi is for the same CPython minor version. Appended, so the venv's own packages
+        # still come first.
+        sys.path.append("/usr/lib/python3/dist-packages")
+    from msal_extensions.persistence import LibsecretPersistence
+    return LibsecretPersistence(location, schema_name="stc.compare", attributes={"bench": os.path.basename(location)})
+
+
+# Another process writing through msal-extensions: for each line read (a serial number), adds the
+# workload's refresh event for the probe user, then answers "done".
+EXTENSIONS_WRITER = r"""
+import os, sys
+sys.path.insert(0, sys.argv[1])
+sys.path.insert(0, os.path.join(sys.argv[1], "..", "Tests", "Support"))
+import compare_peers
+import msal_extensions
+writer = msal_extensions.PersistedTokenCache(compare_peers.make_persistence(sys.argv[2], sys.argv[3]))
+user = compare_peers.probe_user(int(sys.argv[4]))
+print("ready", flush=True)
+for line in sys.stdin:
+    writer.add(compare_peers.event(user, int(line)))
+    print("done", flush=True)
+"""
+
+
+class ExtensionsWriter:
+    """EXTENSIONS_WRITER in a process of its own."""
+
+    def __init__(self, label, location, tokens):
+        self.process = subprocess.Popen([sys.executable, "-c", EXTENSIONS_WRITER, HERE, label, location, str(tokens)],
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert self.process.stdout.readline().strip() == "ready"
+
+    def write(self, serial):
+        self.process.stdin.write("%d\n" % serial)
+        self.process.stdin.flush()
+        assert self.process.stdout.readline().strip() == "done"
+
+    def close(self):
+        self.process.stdin.close()
+        self.process.wait()
+
+
 class EngineReadAfterWrite:
     """PeerCompare serve-read-after-write: the engine's first lookup after another view of the group
     wrote, in blocks, so they can alternate with msal-extensions' own."""
@@ -247,19 +297,26 @@ class EngineReadAfterWrite:
         self.process.wait()
 
 
-def measure_extensions(label, make_persistence, path, tokens, workdir, results, writes, engine=None, rounds=5):
+def measure_extensions(label, path, tokens, workdir, results, writes, reads, engine=None, rounds=5):
     """PersistedTokenCache over a persistence: a hit (with its freshness check), one write, and the
-    first read after another instance (standing for another process) wrote.
+    first read after another process (EXTENSIONS_WRITER) wrote.
 
-    With `engine` (an EngineReadAfterWrite), the first read after another write alternates in
-    `rounds` blocks with the engine's, so that both sides see the same moments of the shared
-    machine: one side measured in a quiet minute and the other in a busy one moved the ratio by
-    half."""
+    The read follows the other process's write at once, as the engine's does (serve-read-after-
+    write): an idle pause before the write would measure this shared machine's caches going cold
+    (20 ms of it took msal-extensions' file read at 1,000 tokens from 4.3 to 7.4 ms and the
+    engine's from 28 to 94 µs), not the read. msal-extensions notices a write by comparing the
+    file's mtime with the time of its last read; on kernels with fine-grained timestamps (6.13
+    and later, as here) it notices every write, and each miss is counted and reported.
+
+    With `engine` (an EngineReadAfterWrite), the reads alternate in `rounds` blocks with the
+    engine's, so that both sides see the same moments of the shared machine (one side measured
+    in a quiet minute and the other in a busy one moved the ratio by half)."""
     with open(path) as f:
         text = f.read()
     user = probe_user(tokens)
     q = query(user)
-    persistence = make_persistence(os.path.join(workdir, "%s-%d.bin" % (label, tokens)))
+    location = os.path.join(workdir, "%s-%d.bin" % (label, tokens))
+    persistence = make_persistence(label, location)
     persistence.save(text)
     reader = msal_extensions.PersistedTokenCache(persistence)
     writer = msal_extensions.PersistedTokenCache(persistence)
@@ -275,12 +332,11 @@ def measure_extensions(label, make_persistence, path, tokens, workdir, results, 
     serial = [0]
     seen = []
 
+    other_process = ExtensionsWriter(label, location, tokens)
+
     def other_write():
         serial[0] += 1
-        # msal-extensions compares the file's mtime (coarse kernel clock) with time.time() of its
-        # last read; without a pause it misses writes made within a few ms of that read.
-        time.sleep(0.02)
-        writer.add(event(user, serial[0]))
+        other_process.write(serial[0])
 
     def first_read():
         before = reader._last_sync  # only to tell whether this read reloaded (after the clock stops)
@@ -288,19 +344,21 @@ def measure_extensions(label, make_persistence, path, tokens, workdir, results, 
         seen.append(reader._last_sync != before and found["secret"] == "at-{}-new-{}".format(user, serial[0]))
 
     if engine is None:
-        results["%s.read_after_write.%d" % (label, tokens)] = calls(other_write, first_read, writes)
+        results["%s.read_after_write.%d" % (label, tokens)] = calls(other_write, first_read, reads)
+        other_process.close()
     else:
         ours, theirs = [], []
         engine.block(2)  # warm-up
         for round in range(rounds):
             ours += engine.block(max(10, 200 // rounds if label == "ext_file" else 50 // rounds))
             times = []
-            for _ in range(max(1, writes // rounds)):
+            for _ in range(max(1, reads // rounds)):
                 other_write()
                 start = time.perf_counter_ns()
                 first_read()
                 times.append(time.perf_counter_ns() - start)
             theirs += times
+        other_process.close()
         results["%s.read_after_write.%d" % (label, tokens)] = statistics.median(theirs)
         results["engine:%s.readAfterOtherWrite.alternating.%d" % (label, tokens)] = statistics.median(ours)
     missed = seen.count(False)
@@ -360,26 +418,16 @@ def main():
         # The read-after-write targets (at 1,000 tokens) alternate with the engine's.
         engine = EngineReadAfterWrite(args.tool, "File", tokens) if tokens == 1000 else None
         try:
-            measure_extensions("ext_file", msal_extensions.FilePersistence, path, tokens, args.workdir, results,
-                               writes=10 if tokens >= 1000 else 20, engine=engine)
+            measure_extensions("ext_file", path, tokens, args.workdir, results, writes=10 if tokens >= 1000 else 20,
+                               reads=40, engine=engine)
         finally:
             if engine:
                 engine.close()
         if args.keyring:
-            try:
-                import gi  # noqa: F401
-            except ImportError:
-                # PyGObject (LibsecretPersistence's binding) does not build with pip here; Debian's
-                # python3-gi is for the same CPython minor version. Appended, so the venv's own
-                # packages still come first.
-                sys.path.append("/usr/lib/python3/dist-packages")
-            from msal_extensions.persistence import LibsecretPersistence
-            make = lambda location: LibsecretPersistence(  # noqa: E731
-                location, schema_name="stc.compare", attributes={"bench": os.path.basename(location)})
             engine = EngineReadAfterWrite(args.tool, "Keyring", tokens) if tokens == 1000 else None
             try:
-                measure_extensions("ext_keyring", make, path, tokens, args.workdir, results,
-                                   writes=5 if tokens >= 1000 else 10, engine=engine)
+                measure_extensions("ext_keyring", path, tokens, args.workdir, results,
+                                   writes=5 if tokens >= 1000 else 10, reads=20, engine=engine)
             finally:
                 if engine:
                     engine.close()
@@ -448,11 +496,13 @@ def main():
             row("%s one durable write [%d]" % (label, n), "%s.write.%d" % (label, n), "%s.write.%d" % (store, n),
                 write_target if at1k else None)
             if at1k:
-                row("%s first read after another process wrote, alternating blocks [%d]" % (label, n),
+                row("%s first read right after another process's write, alternating blocks [%d]" % (label, n),
                     "%s.read_after_write.%d" % (label, n), "%s.readAfterOtherWrite.alternating.%d" % (label, n), 100)
             else:
-                row("%s first read after another process wrote [%d]" % (label, n), "%s.read_after_write.%d" % (label, n),
-                    "%s.readAfterOtherWrite.%d" % (store, n))
+                # The engine's figure here is PeerCompare run's: the other writer is a second view
+                # of the group in the same process.
+                row("%s first read right after another writer's write (engine: a view in-process) [%d]" % (label, n),
+                    "%s.read_after_write.%d" % (label, n), "%s.readAfterOtherWrite.%d" % (store, n))
             row("%s floor: one save of the whole group (persistence.save) vs one durable write [%d]" % (label, n),
                 "%s.save.%d" % (label, n), "%s.write.%d" % (store, n))
             row("%s floor: one load of the whole group (persistence.load) vs first read after another write [%d]" % (

@@ -10,8 +10,9 @@
 //                                         line read and prints the nanoseconds each open and free took
 //   PeerCompare serve-read-after-write STORE TOKENS
 //                                         for compare_peers.py: per line read (a count), that many
-//                                         writes by a second view of a STORE group, each followed
-//                                         by a timed first lookup here; prints the nanoseconds
+//                                         writes to a STORE group by another process (PeerCompare
+//                                         serve-writer), each followed by a timed first lookup
+//                                         here; prints the nanoseconds
 //   PeerCompare spin OP TOKENS N          run one operation N times (for callgrind / perf); OP is
 //                                         hit, write, signOut, serialize, deserialize (memory
 //                                         group), open or catchUp (file group); open prints each
@@ -109,6 +110,44 @@ func prepare(_ kind: StoreKind, _ workload: Workload) throws -> Prepared {
     let (group, cache) = try workload.open(kind.open(name, root: root))
     let solo = try workload.signIn(clientId: Workload.soloClient, group: group)
     return Prepared(group: group, cache: cache, solo: solo, account: try workload.probeAccount(cache), root: root, name: name)
+}
+
+/// Another process writing to a group (`PeerCompare serve-writer`), driven over its standard
+/// input and output: what "another process wrote" means in issue 7's first-read targets.
+final class WriterProcess {
+    private let process = Process()
+    private let input = Pipe()
+    private let output = Pipe()
+
+    init(kind: StoreKind, tokens: Int, name: String, root: String) throws {
+        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        process.arguments = ["serve-writer", kind.rawValue, String(tokens), name, root]
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        try expect("ready")
+    }
+
+    /// Has the other process store the refresh numbered `serial`; returns once it is committed.
+    func write(serial: Int) throws {
+        input.fileHandleForWriting.write(Data("\(serial)\n".utf8))
+        try expect("done")
+    }
+
+    func close() {
+        try? input.fileHandleForWriting.close()
+        process.waitUntilExit()
+    }
+
+    private func expect(_ word: String) throws {
+        var line: [UInt8] = []
+        var byte: UInt8 = 0
+        let fd = output.fileHandleForReading.fileDescriptor
+        while Glibc.read(fd, &byte, 1) == 1, byte != UInt8(ascii: "\n") { line.append(byte) }
+        guard String(decoding: line, as: UTF8.self) == word else {
+            throw TokenCacheError(.ioFailure, "PeerCompare serve-writer answered \"\(String(decoding: line, as: UTF8.self))\"")
+        }
+    }
 }
 
 /// Iterations per timed loop for an operation of roughly `estimateNs`, to fill about 20 ms.
@@ -246,16 +285,16 @@ case "serve-open" where arguments.count == 3:
     }
 case "serve-read-after-write" where arguments.count == 4:
     // For scripts/compare_peers.py, which alternates blocks of these with msal-extensions' own:
-    // prepares a group of TOKENS in STORE (File or Keyring) and a second view of it standing for
-    // another process, prints "ready", then for each line read (a sample count) has the other
-    // view write and times the first lookup here after each write, printing the nanoseconds of
-    // each on one line.
+    // prepares a group of TOKENS in STORE (File or Keyring) and starts another process that
+    // writes to it (serve-writer), prints "ready", then for each line read (a sample count) has
+    // the other process write and times the first lookup here after each write, printing the
+    // nanoseconds of each on one line.
     guard let kind = StoreKind(rawValue: arguments[2]), kind.isShared else { fatalError("STORE: File or Keyring") }
-    let workload = Workload(accessTokens: Int(arguments[3])!)
-    let prepared = try prepare(kind, workload)
+    let tokens = Int(arguments[3])!
+    let prepared = try prepare(kind, Workload(accessTokens: tokens))
     defer { removeScratchFolder(prepared.root) }
-    let peer = try TokenCache(clientId: Workload.clientA, group: kind.open(prepared.name, root: prepared.root))
-    let request = Workload.request()
+    let writer = try WriterProcess(kind: kind, tokens: tokens, name: prepared.name, root: prepared.root)
+    defer { writer.close() }
     var serial = 0
     print("ready")
     fflush(nil)
@@ -263,13 +302,27 @@ case "serve-read-after-write" where arguments.count == 4:
         var times: [UInt64] = []
         for _ in 0..<count {
             serial += 1
-            try peer.store(try Workload.response(user: workload.probeUser, serial: serial), for: request, signIn: false)
+            try writer.write(serial: serial)
             let start = now()
             consume(
                 try prepared.cache.accessToken(for: Workload.hitScopes, account: prepared.account, authority: Workload.authority))
             times.append(now() - start)
         }
         print(times.map(String.init).joined(separator: " "))
+        fflush(nil)
+    }
+case "serve-writer" where arguments.count == 6:
+    // The other process of serve-read-after-write: opens group NAME of STORE under ROOT and, for
+    // each line read (a serial number), stores the workload's refresh for the probe user of a
+    // TOKENS-token cache as client A, then answers "done".
+    guard let kind = StoreKind(rawValue: arguments[2]), let tokens = Int(arguments[3]) else { fatalError("STORE TOKENS") }
+    let cache = try TokenCache(clientId: Workload.clientA, group: kind.open(arguments[4], root: arguments[5]))
+    let user = Workload.probeUser(accessTokens: tokens)
+    print("ready")
+    fflush(nil)
+    while let line = readLine(), let serial = Int(line) {
+        try cache.store(try Workload.response(user: user, serial: serial), for: Workload.request(), signIn: false)
+        print("done")
         fflush(nil)
     }
 case "spin" where arguments.count == 5 && ["open", "catchUp"].contains(arguments[2]):
