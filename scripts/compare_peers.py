@@ -102,15 +102,39 @@ def loop(fn, repeats):
     return statistics.median(per_call)
 
 
-def calls(setup, fn, count):
-    """Median ns of `count` single calls of `fn`, each after an untimed `setup()`."""
+def call_times(setup, fn, count):
+    """ns of each of `count` single calls of `fn`, each after an untimed `setup()`."""
     times = []
     for _ in range(count):
         setup()
         start = time.perf_counter_ns()
         fn()
         times.append(time.perf_counter_ns() - start)
-    return statistics.median(times)
+    return times
+
+
+def calls(setup, fn, count):
+    """Median ns of `count` single calls of `fn`, each after an untimed `setup()`."""
+    return statistics.median(call_times(setup, fn, count))
+
+
+class Helper:
+    """A helper process that prints "ready", then answers each line written to it with one line."""
+
+    def __init__(self, argv):
+        self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert self.ask(None) == "ready"
+
+    def ask(self, line):
+        """Writes `line` (None: nothing) and returns the answer, stripped."""
+        if line is not None:
+            self.process.stdin.write("%s\n" % line)
+            self.process.stdin.flush()
+        return self.process.stdout.readline().strip()
+
+    def close(self):
+        self.process.stdin.close()
+        self.process.wait()
 
 
 def app_for(client_id, cache, http):
@@ -206,24 +230,15 @@ def measure_open_alternating(tool, path, tokens, rounds, per_block, results):
     """The engine's open + free of a file group of `tokens` (PeerCompare serve-open) and msal-python's
     deserialize of the same cache (and the free of what it made), in alternating blocks, so both
     sides see the same moments of the shared machine; each side warm within its block."""
-    engine = subprocess.Popen([tool, "serve-open", str(tokens)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              text=True)
+    engine = Helper([tool, "serve-open", str(tokens)])
     try:
-        assert engine.stdout.readline().strip() == "ready"
-
-        def engine_open():
-            engine.stdin.write("open\n")
-            engine.stdin.flush()
-            return int(engine.stdout.readline())
-
         ours, theirs = [], []
         for _ in range(rounds):
-            engine_open()  # warm-up
-            ours += [engine_open() for _ in range(per_block)]
+            engine.ask("open")  # warm-up
+            ours += [int(engine.ask("open")) for _ in range(per_block)]
             theirs += deserialize_block(path, per_block)
     finally:
-        engine.stdin.close()
-        engine.wait()
+        engine.close()
     results["py.deserialize.alternating.%d" % tokens] = statistics.median(theirs)
     results["engine:file.open.alternating.%d" % tokens] = statistics.median(ours)
 
@@ -260,41 +275,25 @@ for line in sys.stdin:
 """
 
 
-class ExtensionsWriter:
+class ExtensionsWriter(Helper):
     """EXTENSIONS_WRITER in a process of its own."""
 
     def __init__(self, label, location, tokens):
-        self.process = subprocess.Popen([sys.executable, "-c", EXTENSIONS_WRITER, HERE, label, location, str(tokens)],
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        assert self.process.stdout.readline().strip() == "ready"
+        super().__init__([sys.executable, "-c", EXTENSIONS_WRITER, HERE, label, location, str(tokens)])
 
     def write(self, serial):
-        self.process.stdin.write("%d\n" % serial)
-        self.process.stdin.flush()
-        assert self.process.stdout.readline().strip() == "done"
-
-    def close(self):
-        self.process.stdin.close()
-        self.process.wait()
+        assert self.ask(serial) == "done"
 
 
-class EngineReadAfterWrite:
-    """PeerCompare serve-read-after-write: the engine's first lookup after another view of the group
-    wrote, in blocks, so they can alternate with msal-extensions' own."""
+class EngineReadAfterWrite(Helper):
+    """PeerCompare serve-read-after-write: the engine's first lookup after another process
+    (PeerCompare serve-writer) wrote, in blocks, so they can alternate with msal-extensions' own."""
 
     def __init__(self, tool, store, tokens):
-        self.process = subprocess.Popen([tool, "serve-read-after-write", store, str(tokens)], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, text=True)
-        assert self.process.stdout.readline().strip() == "ready"
+        super().__init__([tool, "serve-read-after-write", store, str(tokens)])
 
     def block(self, count):
-        self.process.stdin.write("%d\n" % count)
-        self.process.stdin.flush()
-        return [int(value) for value in self.process.stdout.readline().split()]
-
-    def close(self):
-        self.process.stdin.close()
-        self.process.wait()
+        return [int(value) for value in self.ask(count).split()]
 
 
 def measure_extensions(label, path, tokens, workdir, results, writes, reads, engine=None, rounds=5):
@@ -343,24 +342,19 @@ def measure_extensions(label, path, tokens, workdir, results, writes, reads, eng
         found = hit()
         seen.append(reader._last_sync != before and found["secret"] == "at-{}-new-{}".format(user, serial[0]))
 
-    if engine is None:
-        results["%s.read_after_write.%d" % (label, tokens)] = calls(other_write, first_read, reads)
+    try:
+        if engine is None:
+            results["%s.read_after_write.%d" % (label, tokens)] = calls(other_write, first_read, reads)
+        else:
+            ours, theirs = [], []
+            engine.block(2)  # warm-up
+            for _ in range(rounds):
+                ours += engine.block(max(10, 200 // rounds if label == "ext_file" else 50 // rounds))
+                theirs += call_times(other_write, first_read, max(1, reads // rounds))
+            results["%s.read_after_write.%d" % (label, tokens)] = statistics.median(theirs)
+            results["engine:%s.readAfterOtherWrite.alternating.%d" % (label, tokens)] = statistics.median(ours)
+    finally:
         other_process.close()
-    else:
-        ours, theirs = [], []
-        engine.block(2)  # warm-up
-        for round in range(rounds):
-            ours += engine.block(max(10, 200 // rounds if label == "ext_file" else 50 // rounds))
-            times = []
-            for _ in range(max(1, reads // rounds)):
-                other_write()
-                start = time.perf_counter_ns()
-                first_read()
-                times.append(time.perf_counter_ns() - start)
-            theirs += times
-        other_process.close()
-        results["%s.read_after_write.%d" % (label, tokens)] = statistics.median(theirs)
-        results["engine:%s.readAfterOtherWrite.alternating.%d" % (label, tokens)] = statistics.median(ours)
     missed = seen.count(False)
     if missed:
         results["%s.read_after_write_missed.%d" % (label, tokens)] = missed

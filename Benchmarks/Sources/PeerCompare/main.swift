@@ -144,9 +144,8 @@ final class WriterProcess {
         var byte: UInt8 = 0
         let fd = output.fileHandleForReading.fileDescriptor
         while Glibc.read(fd, &byte, 1) == 1, byte != UInt8(ascii: "\n") { line.append(byte) }
-        guard String(decoding: line, as: UTF8.self) == word else {
-            throw TokenCacheError(.ioFailure, "PeerCompare serve-writer answered \"\(String(decoding: line, as: UTF8.self))\"")
-        }
+        let answer = String(decoding: line, as: UTF8.self)
+        guard answer == word else { throw TokenCacheError(.ioFailure, "PeerCompare serve-writer answered \"\(answer)\"") }
     }
 }
 
