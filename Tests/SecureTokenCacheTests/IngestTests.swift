@@ -170,4 +170,58 @@ import Testing
             #expect(rt.clientId == Fixtures.clientA, "the owner stays")
         }
     }
+
+    @Test func aRefreshCommitsOnlyTheEntriesItChanged() throws {
+        let group = try Fixtures.group()
+        let cache = try TokenCache(clientId: Fixtures.clientA, group: group)
+        let request = try Fixtures.request(authority: Self.home)
+        try cache.store(try Fixtures.response(foci: "1"), for: request)
+        func changes(_ response: TokenResponse) throws -> [RecordID] {
+            var transaction = IndexTransaction(try group.index())
+            try Ingest(response: response, request: request, now: 1_700_000_000).apply(to: &transaction, signIn: true)
+            return transaction.recordChanges.map(\.id)
+        }
+        // The same answer again at the same second: every entry is what is filed already.
+        #expect(try changes(try Fixtures.response(foci: "1")).isEmpty)
+        // A new access token and refresh token for the same user: the account, id token and app
+        // metadata stay as they are, so neither is rewritten.
+        let rotated = try changes(try Fixtures.response(accessToken: "at-2", refreshToken: "rt-2", foci: "1"))
+        #expect(rotated.map(\.kind).sorted { $0.rawValue < $1.rawValue } == [.accessToken, .refreshToken])
+        // Through the group: a store of what is cached commits nothing, a real refresh commits.
+        let generation = group.generation
+        try cache.store(try Fixtures.response(foci: "1"), for: request)
+        #expect(group.generation == generation)
+        try cache.store(try Fixtures.response(accessToken: "at-2", foci: "1"), for: request)
+        #expect(group.generation == generation + 1)
+        #expect(
+            try cache.accessToken(for: ["User.Read"], account: try #require(try cache.accounts().first))?.token.secret == "at-2")
+    }
+
+    @Test func storingWhatAStoreHoldsAlreadyCommitsNothing() throws {
+        // Entries read from a store are held as their record payloads: compared as those.
+        let folder = TemporaryDirectory()
+        func open() throws -> CacheGroup {
+            try CacheGroup(
+                name: "same", store: try FileStore(group: "same", keyProvider: testPassphrase(), root: folder.path),
+                clock: { 1_700_000_000 })
+        }
+        let request = try Fixtures.request(authority: Self.home)
+        try TokenCache(clientId: Fixtures.clientA, group: try open()).store(try Fixtures.response(foci: "1"), for: request)
+        let reopened = try open()
+        let account = try #require(try reopened.index().documentOrder().first { $0.id.kind == .account })
+        guard case .payload = account.entry.members else {
+            Issue.record("a reopened group should hold its entries as payloads")
+            return
+        }
+        let cache = try TokenCache(clientId: Fixtures.clientA, group: reopened)
+        let generation = reopened.generation
+        try cache.store(try Fixtures.response(foci: "1"), for: request)
+        #expect(reopened.generation == generation)
+        try cache.store(try Fixtures.response(refreshToken: "rt-2", foci: "1"), for: request)
+        #expect(reopened.generation == generation + 1)
+        let secrets = try open().index().documentOrder().compactMap { stored -> String? in
+            if case .refreshToken(let token) = stored.entry { token.secret } else { nil }
+        }
+        #expect(secrets == ["rt-2"])
+    }
 }

@@ -15,15 +15,32 @@ struct IndexTransaction {
     }
 
     /// Files `entry` under `key` (msal-python's key when `nil`). An entry already filed under
-    /// that key keeps its position in the document.
+    /// that key keeps its position in the document; one equal to `entry` stays as it is, and
+    /// the transaction records no change for it.
     @discardableResult
     mutating func put(_ entry: CacheEntry, key: String? = nil) -> EntryID {
         let id = EntryID(kind: entry.kind, key: key ?? entry.msalKey)
-        let ordinal = index[id]?.ordinal ?? index.nextOrdinal
-        let stored = StoredEntry(id: id, ordinal: ordinal, entry: entry)
+        let filed = index[id]
+        let stored = StoredEntry(id: id, ordinal: filed?.ordinal ?? index.nextOrdinal, entry: entry)
+        let record = RecordCodec.record(stored)
+        // An entry put again unchanged (the account on every refresh) is no change: no record
+        // to seal and commit, and none for other processes to catch up on.
+        if let filed, Self.holds(filed.entry, record.payload, of: entry) { return id }
         index.insert(stored)
-        changes.append(.put(RecordCodec.record(stored)))
+        changes.append(.put(record))
         return id
+    }
+
+    /// Whether `filed` is `entry` already, whose record payload is `payload`: the same payload
+    /// (an entry read from a store), or the same members in the same order (one this process
+    /// wrote). Compared as held, so nothing is decoded; a payload written another way only
+    /// means writing an equal entry again.
+    private static func holds(_ filed: CacheEntry, _ payload: ArraySlice<UInt8>, of entry: CacheEntry) -> Bool {
+        switch (filed.members, entry.members) {
+        case (.payload(let bytes), _): bytes.elementsEqual(payload)
+        case (.object(let old), .object(let new)): old == new
+        case (.object, .payload): false
+        }
     }
 
     /// Files many entries under their keys at once, as ``put(_:key:)`` would one by one. Into
