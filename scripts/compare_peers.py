@@ -21,6 +21,7 @@ fragmented.
 
 import argparse
 import base64
+import itertools
 import json
 import os
 import platform
@@ -64,12 +65,13 @@ def probe_user(tokens):
 
 
 def response(user, serial=0):
-    """Workload.response(user:serial:): a refresh for `user`, family refresh token included."""
+    """Workload.response(user:serial:): refresh number `serial` for `user`: a new access token, a
+    rotated family refresh token and a newly issued id token."""
     claims = {"oid": uid(user), "preferred_username": "user{}@contoso.com".format(user), "sub": "s{}".format(user),
-              "tid": TENANT}
+              "tid": TENANT, "iat": 1700000000 + serial}
     info = {"uid": uid(user), "utid": TENANT}
     return {"token_type": "Bearer", "access_token": "at-{}-new-{}".format(user, serial),
-            "refresh_token": "rt-{}-new".format(user), "expires_in": 3600, "ext_expires_in": 3600,
+            "refresh_token": "rt-{}-new-{}".format(user, serial), "expires_in": 3600, "ext_expires_in": 3600,
             "scope": "Scope0.Read openid profile", "foci": "1",
             "id_token": "e30.{}.".format(b64url(json.dumps(claims))), "client_info": b64url(json.dumps(info))}
 
@@ -194,7 +196,10 @@ def measure_msal(path, tokens, repeats, results):
     # remove_account, then (untimed) the sign-in response that brings the account back.
     results["py.remove_account.%d" % tokens] = calls(
         lambda: cache.add(event(user)), lambda: app.remove_account(account), 5 if tokens >= 10_000 else 20)
-    results["py.add.%d" % tokens] = calls(lambda: None, lambda: cache.add(event(user)), 5 if tokens >= 10_000 else 50)
+    # Each write a new refresh (serials from 1), as the engine's are: a write of what is cached
+    # already would be no change for the engine.
+    serials = itertools.count(1)
+    results["py.add.%d" % tokens] = calls(lambda: None, lambda: cache.add(event(user, next(serials))), 5 if tokens >= 10_000 else 50)
     assert not http.network_calls, http.network_calls
 
 
@@ -322,7 +327,8 @@ def measure_extensions(label, path, tokens, workdir, results, writes, reads, eng
     hit = lambda: next(reader.search(AT, target=HIT_EXACT, query=q), None)  # noqa: E731
     assert hit() is not None
     results["%s.hit.%d" % (label, tokens)] = loop(hit, 5)
-    results["%s.write.%d" % (label, tokens)] = calls(lambda: None, lambda: writer.add(event(user)), writes)
+    serials = itertools.count(1)
+    results["%s.write.%d" % (label, tokens)] = calls(lambda: None, lambda: writer.add(event(user, next(serials))), writes)
     # The floor the store sets: one save and one load of the whole group, nothing else (for
     # gnome-keyring, a save rewrites its keyring file; msal-extensions saves five times per add).
     results["%s.save.%d" % (label, tokens)] = calls(lambda: None, lambda: persistence.save(text), writes)

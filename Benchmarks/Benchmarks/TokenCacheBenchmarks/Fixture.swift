@@ -20,6 +20,7 @@ final class Fixture: Sendable {
     let account: Account
 
     private let peerCache = Mutex<TokenCache?>(nil)
+    private let writes = Mutex(0)
 
     private static let prepared = Mutex<[String: Fixture]>([:])
 
@@ -59,6 +60,15 @@ final class Fixture: Sendable {
     /// A second view of the same group, as another process opening it would have (shared
     /// stores only).
     func reopen() throws -> CacheGroup { try kind.open(name, root: root) }
+
+    /// Counts a write of a benchmark and returns how many came before it (to alternate
+    /// responses, so that every write changes the cache).
+    func nextWrite() -> Int {
+        writes.withLock { count in
+            defer { count += 1 }
+            return count
+        }
+    }
 
     /// Client A's cache over a second view of the group (made once): the "other process".
     func peer() throws -> TokenCache {

@@ -142,13 +142,16 @@ let benchmarks: @Sendable () -> Void = {
 
             // Ingest of one token response (a silent refresh of the probe user's token): a write
             // must cost about the same at every size. Durable stores persist it before returning.
-            let response = try! Workload.response(user: Workload.probeUser(accessTokens: size))
+            // Two refreshes alternate, so that every store changes the cache: storing what is
+            // cached already commits nothing.
+            let refreshes = (0...1).map { try! Workload.response(user: Workload.probeUser(accessTokens: size), serial: $0) }
+            let response = refreshes[0]
             let request = Workload.request()
             Benchmark("\(label).store.\(size)", configuration: write) { benchmark in
                 let fixture = try Fixture.get(kind, size)
                 benchmark.startMeasurement()
                 for _ in benchmark.scaledIterations {
-                    blackHole(try fixture.cache.store(response, for: request, signIn: false))
+                    blackHole(try fixture.cache.store(refreshes[fixture.nextWrite() & 1], for: request, signIn: false))
                 }
             }
 
@@ -179,7 +182,7 @@ let benchmarks: @Sendable () -> Void = {
             if kind.isShared {
                 Benchmark("\(label).catchUpLookup.\(size)", configuration: single) { benchmark in
                     let fixture = try Fixture.get(kind, size)
-                    try fixture.peer().store(response, for: request, signIn: false)
+                    try fixture.peer().store(refreshes[fixture.nextWrite() & 1], for: request, signIn: false)
                     benchmark.startMeasurement()
                     blackHole(
                         try fixture.cache.accessToken(

@@ -109,15 +109,18 @@ public struct Workload: Sendable {
 
 extension Workload {
     /// A token response for workload user `user` and client A, as the token endpoint would
-    /// send it on a silent refresh: a new access token for `scope`, a family refresh token and
-    /// an id token. Storing it for an account the workload already holds changes no sizes.
+    /// send it on a silent refresh numbered `serial`: a new access token for `scope`, a rotated
+    /// family refresh token and a newly issued id token (its `iat` differs), so responses of
+    /// different serials change three entries, as the real endpoint's do; the account stays the
+    /// same. Storing it for an account the workload already holds changes no sizes.
     public static func response(user: Int, scope: String = "Scope0.Read", serial: Int = 0) throws -> TokenResponse {
         let digits = String(user)
         let uid = "00000000-0000-0000-0000-" + String(repeating: "0", count: 12 - digits.count) + digits
-        let claims = #"{"oid":"\#(uid)","preferred_username":"user\#(user)@contoso.com","sub":"s\#(user)","tid":"\#(tenant)"}"#
+        let claims =
+            #"{"oid":"\#(uid)","preferred_username":"user\#(user)@contoso.com","sub":"s\#(user)","tid":"\#(tenant)","iat":\#(1_700_000_000 + serial)}"#
         let info = #"{"uid":"\#(uid)","utid":"\#(tenant)"}"#
         let text =
-            #"{"token_type":"Bearer","access_token":"at-\#(user)-new-\#(serial)","refresh_token":"rt-\#(user)-new","expires_in":3600,"ext_expires_in":3600,"scope":"\#(scope) openid profile","foci":"1","id_token":"e30.\#(base64url(claims)).","client_info":"\#(base64url(info))"}"#
+            #"{"token_type":"Bearer","access_token":"at-\#(user)-new-\#(serial)","refresh_token":"rt-\#(user)-new-\#(serial)","expires_in":3600,"ext_expires_in":3600,"scope":"\#(scope) openid profile","foci":"1","id_token":"e30.\#(base64url(claims)).","client_info":"\#(base64url(info))"}"#
         return try TokenResponse(json: Array(text.utf8))
     }
 
