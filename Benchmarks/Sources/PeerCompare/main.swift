@@ -24,6 +24,7 @@ import BenchmarkWorkload
 import Foundation
 import Glibc
 import SecureTokenCache
+import Synchronization
 
 /// Nanoseconds on the monotonic clock.
 func now() -> UInt64 {
@@ -149,6 +150,20 @@ final class WriterProcess {
     }
 }
 
+/// With `STC_SPIN_EVICT_MB=N` (spin catchUp), writes one byte per cache line of an N MiB buffer,
+/// so that the read after it finds its code and data out of the caches, as a reader that slept
+/// through another process's keyring write does (64 is enough on this machine); else nothing.
+func evictCaches() {
+    guard let text = getenv("STC_SPIN_EVICT_MB"), let mib = Int(String(cString: text)), mib > 0 else { return }
+    let count = mib << 20
+    let buffer = evictionBuffer.withLock { buffer in
+        if buffer == nil || buffer!.count < count { buffer = .allocate(capacity: count) }
+        return buffer!
+    }
+    for offset in stride(from: 0, to: count, by: 64) { buffer[offset] &+= 1 }
+}
+private let evictionBuffer = Mutex<UnsafeMutableBufferPointer<UInt8>?>(nil)
+
 /// Iterations per timed loop for an operation of roughly `estimateNs`, to fill about 20 ms.
 func iterations(_ estimateNs: Double) -> Int { max(10, Int(20_000_000 / estimateNs)) }
 
@@ -188,10 +203,16 @@ func measure(kind: StoreKind, size: Int, repeats: Int) async throws {
         consume(try cache.accessToken(for: Workload.hitScopes, account: account, authority: authority))
     }
 
-    // Writes. Durable stores get fewer calls: each is an fsync or a D-Bus round trip.
+    // Writes. Durable stores get fewer calls: each is an fsync or a D-Bus round trip. Each is
+    // a new refresh (the two responses alternate): storing what is cached already changes
+    // nothing, and the engine then commits nothing.
     let writes = kind == .memory ? 2_000 : 50
-    try calls("\(label).write.\(size)", count: writes, setup: {}) {
-        consume(try cache.store(response, for: request, signIn: false))
+    let refreshes = [
+        try Workload.response(user: workload.probeUser, serial: 1), try Workload.response(user: workload.probeUser, serial: 2),
+    ]
+    var written = 0
+    try calls("\(label).write.\(size)", count: writes, setup: { written += 1 }) {
+        consume(try cache.store(refreshes[written % 2], for: request, signIn: false))
     }
     try calls("\(label).signOut.\(size)", count: writes, setup: { try cache.store(response, for: request, signIn: true) }) {
         try cache.signOut(account)
@@ -326,11 +347,14 @@ case "serve-writer" where arguments.count == 6:
     }
 case "spin" where arguments.count == 5 && ["open", "catchUp"].contains(arguments[2]):
     // For profilers: open a file group of TOKENS N times, or catch up N times after a write by
-    // a second view of it (standing for another process).
+    // a second view of it (standing for another process). STC_SPIN_STORE=Keyring catches up in
+    // a KeyringStore group instead (run it under scripts/with-keyring); STC_SPIN_EVICT_MB=64
+    // makes each catch-up cold (see evictCaches).
     let workload = Workload(accessTokens: Int(arguments[3])!)
-    let prepared = try prepare(.file, workload)
+    let spinKind = getenv("STC_SPIN_STORE").flatMap { StoreKind(rawValue: String(cString: $0)) } ?? .file
+    let prepared = try prepare(spinKind, workload)
     defer { removeScratchFolder(prepared.root) }
-    let peer = try TokenCache(clientId: Workload.clientA, group: StoreKind.file.open(prepared.name, root: prepared.root))
+    let peer = try TokenCache(clientId: Workload.clientA, group: spinKind.open(prepared.name, root: prepared.root))
     var readTimes: [Double] = []
     defer {
         if !readTimes.isEmpty {
@@ -352,6 +376,7 @@ case "spin" where arguments.count == 5 && ["open", "catchUp"].contains(arguments
         } else {
             try peer.store(
                 try Workload.response(user: workload.probeUser, serial: serial + 1), for: Workload.request(), signIn: false)
+            evictCaches()
             let start = now()
             consume(
                 try prepared.cache.accessToken(
@@ -364,14 +389,15 @@ case "spin" where arguments.count == 5:
     let workload = Workload(accessTokens: Int(arguments[3])!)
     let prepared = try prepare(.memory, workload)
     let response = try Workload.response(user: workload.probeUser)
+    let refreshes = [response, try Workload.response(user: workload.probeUser, serial: 1)]
     let request = Workload.request()
     let json = try prepared.group.exportMSAL(includeSecrets: true)
-    for _ in 0..<Int(arguments[4])! {
+    for iteration in 0..<Int(arguments[4])! {
         switch arguments[2] {
         case "hit":
             consume(
                 try prepared.cache.accessToken(for: Workload.hitScopes, account: prepared.account, authority: Workload.authority))
-        case "write": consume(try prepared.cache.store(response, for: request, signIn: false))
+        case "write": consume(try prepared.cache.store(refreshes[iteration % 2], for: request, signIn: false))
         case "signOut":
             try prepared.cache.store(response, for: request, signIn: true)
             try prepared.cache.signOut(prepared.account)
