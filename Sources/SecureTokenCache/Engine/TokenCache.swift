@@ -176,6 +176,10 @@ public final class TokenCache: Sendable {
 
     /// Stores a token response for a request made by this client, in one transaction.
     ///
+    /// Only the entries the response changes are written: the account a refresh names again
+    /// is left as it is, and a response already stored commits nothing (no generation bump for
+    /// other processes to catch up on, no keyring write).
+    ///
     /// - Parameter signIn: whether the response ends an interactive sign-in: the account
     ///   becomes signed in and current for this client.
     /// - Returns: the access token as stored.
