@@ -142,9 +142,8 @@ let benchmarks: @Sendable () -> Void = {
 
             // Ingest of one token response (a silent refresh of the probe user's token): a write
             // must cost about the same at every size. Durable stores persist it before returning.
-            // Two refreshes alternate, so that every store changes the cache: storing what is
-            // cached already commits nothing.
-            let refreshes = (0...1).map { try! Workload.response(user: Workload.probeUser(accessTokens: size), serial: $0) }
+            // Two refreshes alternate, so that every store changes the cache.
+            let refreshes = try! Workload.alternatingRefreshes(user: Workload.probeUser(accessTokens: size))
             let response = refreshes[0]
             let request = Workload.request()
             Benchmark("\(label).store.\(size)", configuration: write) { benchmark in

@@ -124,6 +124,13 @@ extension Workload {
         return try TokenResponse(json: Array(text.utf8))
     }
 
+    /// Two refreshes of `user` (serials 0 and 1), for write loops to alternate: storing what
+    /// is cached already commits nothing, so a loop that stored one response over and over
+    /// would measure no write.
+    public static func alternatingRefreshes(user: Int) throws -> [TokenResponse] {
+        [try response(user: user, serial: 0), try response(user: user, serial: 1)]
+    }
+
     /// The request `response(user:scope:)` answers.
     public static func request(scope: String = "Scope0.Read") -> TokenRequest {
         TokenRequest(clientId: clientA, authority: authority, scopes: Scopes([scope]), grantType: "refresh_token")

@@ -24,7 +24,6 @@ import BenchmarkWorkload
 import Foundation
 import Glibc
 import SecureTokenCache
-import Synchronization
 
 /// Nanoseconds on the monotonic clock.
 func now() -> UInt64 {
@@ -154,15 +153,15 @@ final class WriterProcess {
 /// so that the read after it finds its code and data out of the caches, as a reader that slept
 /// through another process's keyring write does (64 is enough on this machine); else nothing.
 func evictCaches() {
-    guard let text = getenv("STC_SPIN_EVICT_MB"), let mib = Int(String(cString: text)), mib > 0 else { return }
-    let count = mib << 20
-    let buffer = evictionBuffer.withLock { buffer in
-        if buffer == nil || buffer!.count < count { buffer = .allocate(capacity: count) }
-        return buffer!
-    }
-    for offset in stride(from: 0, to: count, by: 64) { buffer[offset] &+= 1 }
+    guard let buffer = evictionBuffer else { return }
+    for offset in stride(from: 0, to: buffer.count, by: 64) { buffer[offset] &+= 1 }
 }
-private let evictionBuffer = Mutex<UnsafeMutableBufferPointer<UInt8>?>(nil)
+
+/// The buffer `evictCaches` writes through, made on first use if `STC_SPIN_EVICT_MB` asks for one.
+nonisolated(unsafe) private let evictionBuffer: UnsafeMutableBufferPointer<UInt8>? = {
+    guard let text = getenv("STC_SPIN_EVICT_MB"), let mib = Int(String(cString: text)), mib > 0 else { return nil }
+    return .allocate(capacity: mib << 20)
+}()
 
 /// Iterations per timed loop for an operation of roughly `estimateNs`, to fill about 20 ms.
 func iterations(_ estimateNs: Double) -> Int { max(10, Int(20_000_000 / estimateNs)) }
@@ -203,13 +202,10 @@ func measure(kind: StoreKind, size: Int, repeats: Int) async throws {
         consume(try cache.accessToken(for: Workload.hitScopes, account: account, authority: authority))
     }
 
-    // Writes. Durable stores get fewer calls: each is an fsync or a D-Bus round trip. Each is
-    // a new refresh (the two responses alternate): storing what is cached already changes
-    // nothing, and the engine then commits nothing.
+    // Writes. Durable stores get fewer calls: each is an fsync or a D-Bus round trip. Two
+    // refreshes alternate, so that every write changes the cache.
     let writes = kind == .memory ? 2_000 : 50
-    let refreshes = [
-        try Workload.response(user: workload.probeUser, serial: 1), try Workload.response(user: workload.probeUser, serial: 2),
-    ]
+    let refreshes = try Workload.alternatingRefreshes(user: workload.probeUser)
     var written = 0
     try calls("\(label).write.\(size)", count: writes, setup: { written += 1 }) {
         consume(try cache.store(refreshes[written % 2], for: request, signIn: false))
@@ -388,8 +384,8 @@ case "spin" where arguments.count == 5:
     // For profilers (valgrind --tool=callgrind): one operation N times on a memory group.
     let workload = Workload(accessTokens: Int(arguments[3])!)
     let prepared = try prepare(.memory, workload)
-    let response = try Workload.response(user: workload.probeUser)
-    let refreshes = [response, try Workload.response(user: workload.probeUser, serial: 1)]
+    let refreshes = try Workload.alternatingRefreshes(user: workload.probeUser)
+    let response = refreshes[0]
     let request = Workload.request()
     let json = try prepared.group.exportMSAL(includeSecrets: true)
     for iteration in 0..<Int(arguments[4])! {
