@@ -356,28 +356,33 @@ extension KeyringTests {
             #expect(journalUpdates > 0)
         }
 
-        /// The journal is a 0600 file in the 0700 runtime folder, and holds no plaintext.
-        @Test func theJournalIsPrivateAndSealed() throws {
+        /// The journal and the last-commit copy are 0600 files in the 0700 runtime folder, and
+        /// hold no plaintext.
+        @Test func theJournalAndTheCopyArePrivateAndSealed() throws {
             let group = Support.uniqueGroup("journal-hygiene")
             let store = try KeyringStore(group: group)
             let name = "alice@contoso.example-accesstoken"
             let secret = "secret-access-token-\(UUID().uuidString)"
             _ = try store.transact(since: .start) { _ in [.put(Support.record(name, secret))] }
-            let path = try Self.journalPath(group)
+            let directory = try KeyringGroupDirectory(group: group)
             var info = stat()
-            #expect(lstat(path, &info) == 0)
-            #expect(info.st_mode & S_IFMT == S_IFREG)
-            #expect(info.st_mode & 0o777 == 0o600)
-            #expect(info.st_uid == geteuid())
-            #expect(lstat(try KeyringGroupDirectory(group: group).path, &info) == 0)
+            #expect(lstat(directory.path, &info) == 0)
             #expect(info.st_mode & 0o777 == 0o700)
-            let bytes = try Self.journalBytes(group)
-            for plaintext in [secret, name, "alice", "secret-access-token"] {
-                let needle = Array(plaintext.utf8)
-                let found = bytes.indices.dropLast(needle.count - 1).contains {
-                    bytes[$0..<($0 + needle.count)].elementsEqual(needle)
+            for file in [KeyringJournal.fileName, KeyringLastCommit.fileName] {
+                let path = directory.file(file)
+                #expect(lstat(path, &info) == 0)
+                #expect(info.st_mode & S_IFMT == S_IFREG)
+                #expect(info.st_mode & 0o777 == 0o600)
+                #expect(info.st_uid == geteuid())
+                let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+                #expect(bytes.contains { $0 != 0 }, "\(file) holds the transaction")
+                for plaintext in [secret, name, "alice", "secret-access-token"] {
+                    let needle = Array(plaintext.utf8)
+                    let found = bytes.indices.dropLast(needle.count - 1).contains {
+                        bytes[$0..<($0 + needle.count)].elementsEqual(needle)
+                    }
+                    #expect(!found, "\(file) holds \(plaintext) in plaintext")
                 }
-                #expect(!found, "the journal holds \(plaintext) in plaintext")
             }
         }
     }

@@ -1,8 +1,9 @@
 import Glibc
 
 /// The per-user runtime folder of one group, `$XDG_RUNTIME_DIR/secure-token-cache/<group>/`
-/// (0700), which holds the group's lock file, shared generation counter and sealed change journal
-/// (``KeyringJournal``) for the KeyringStore.
+/// (0700), which holds the group's lock file, shared generation counter, sealed change journal
+/// (``KeyringJournal``) and copy of the newest transaction (``KeyringLastCommit``) for the
+/// KeyringStore.
 ///
 /// Internal and small on purpose: the FileStore keeps the same two files in its own folder, and
 /// the two can be unified later.

@@ -131,6 +131,25 @@ final class KeyringJournal: Sendable {
     /// holds no such commit.
     func tail(of file: KeyringJournalFile, after generation: UInt64, hint position: UInt64) -> Tail? {
         guard let located = locate(generation, in: file, hint: position) else { return nil }
+        return tail(of: located, after: generation)
+    }
+
+    /// The changes of the transaction that made generation `generation + 1`, and the position
+    /// just after its commit, from a copy of its frames that start at journal position `start`
+    /// (``KeyringLastCommit``); `nil` unless the copy is exactly that transaction, complete and
+    /// authentic, as the journal would have given it.
+    func changes(inCopy frames: [UInt8], at start: UInt64, after generation: UInt64) -> (
+        changes: [RecordChange], position: UInt64
+    )? {
+        guard generation < Self.maximumGeneration else { return nil }
+        let tail = tail(of: Located(bytes: frames, bytesStart: start, start: 0), after: generation)
+        guard tail.transactionCount == 1, tail.reachesEnd else { return nil }
+        return (tail.changes(ofFirst: 1), tail.end)
+    }
+
+    /// The complete transactions in `located` after the commit of `generation`, which ends at
+    /// `located.start`.
+    private func tail(of located: Located, after generation: UInt64) -> Tail {
         let sequence = generation << 32
         var scanner = LogScanner(sealer: sealer, lastSequence: sequence, lastCommit: sequence)
         let start = located.bytesStart + UInt64(located.start)
@@ -272,10 +291,22 @@ final class KeyringJournal: Sendable {
         }
     }
 
+    /// A transaction whose commit frame is in the journal.
+    struct Committed {
+        /// Where its frames start.
+        let start: UInt64
+        /// Its batch frames and commit frame, as written.
+        let frames: [UInt8]
+
+        /// Where its commit frame ends: the position of the generation it made.
+        var end: UInt64 { start + UInt64(frames.count) }
+    }
+
     /// Appends the commit frame of `pending` (call after the records item was stored). Returns
-    /// the position after it, or `nil` if it could not be written (the journal is removed then,
-    /// if it can be; else its unfinished transaction keeps anyone from trusting it).
-    func commit(_ pending: Pending) -> UInt64? {
+    /// the whole transaction as written, or `nil` if the commit frame could not be written (the
+    /// journal is removed then, if it can be; else its unfinished transaction keeps anyone from
+    /// trusting it).
+    func commit(_ pending: Pending) -> Committed? {
         var bytes = pending.frames
         do {
             try LogFormat.appendCommitFrame(
@@ -290,7 +321,7 @@ final class KeyringJournal: Sendable {
             try? remove()
             return nil
         }
-        return pending.recordsStart + UInt64(bytes.count)
+        return Committed(start: pending.recordsStart, frames: bytes)
     }
 
     /// Takes `pending`'s batch frames out again (the records item was not stored), so the
