@@ -13,13 +13,13 @@ import Synchronization
 /// - A write takes the group lock, brings the state it last saw up to date from the journal (or,
 ///   when the journal cannot tell, reads the item), applies the changes, appends them to the
 ///   journal, writes the item, commits them in the journal, copies the transaction to the
-///   last-commit file, and bumps the counter. So a write
-///   from an up-to-date process does not read the item: one deleted or replaced behind the
-///   library's back is written again whole from that state (reads of the item still report it).
+///   last-commit file, and bumps the counter. So a write from an up-to-date process does not
+///   read the item: one deleted or replaced behind the library's back is written again whole
+///   from that state (reads of the item still report it).
 /// - ``currentGeneration()`` is one atomic load. ``update(since:)`` returns `.unchanged` when the
 ///   counter has not moved; otherwise it takes the new transactions (no lock, no D-Bus) from the
-///   last-commit copy when it is one generation behind (no system call either), else from the
-///   journal, and returns them as `.changes`. Only when the journal is missing, replaced, damaged
+///   last-commit copy when the caller is one generation behind (no system call either), else
+///   from the journal, and returns them as `.changes`. Only when the journal is missing, replaced, damaged
 ///   or does not reach the counter does it read the item and `.reload`.
 /// - Damage in the copy only means reading the journal; damage in the journal is never an error
 ///   and never a shortened group: it only means reading the item.
