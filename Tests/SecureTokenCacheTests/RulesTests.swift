@@ -170,6 +170,31 @@ import Testing
         #expect(try cache.accessToken(for: ["User.Read"], account: dave, authority: consumers)?.token.secret == "at-dave")
     }
 
+    /// A user signed in as a guest in another tenant first, then in their home tenant, has one
+    /// account entry per tenant. The one that stands for them is the home tenant's, whatever the
+    /// order.
+    @Test func rule3TheHomeTenantProfileStandsForTheAccount() throws {
+        let group = try Fixtures.group()
+        let cache = try TokenCache(clientId: Fixtures.clientA, group: group)
+        let guestIdToken = Fixtures.jwt([
+            "oid": .string("00000000-0000-0000-9999-0000000000aa"), "tid": .string(Fixtures.guestTenant), "sub": .string("s"),
+            "preferred_username": .string("Alice@Contoso.com"),
+        ])
+        try cache.store(
+            try Fixtures.response(accessToken: "at-guest", scope: "User.Read", extra: ["id_token": .string(guestIdToken)]),
+            for: try Fixtures.request(authority: Self.guest))
+        let asGuest = try #require(try cache.accounts().first)
+        #expect(asGuest.realm == Fixtures.guestTenant, "the only profile so far")
+        _ = try Self.signIn(cache, at: "at-home", scope: "User.Read")
+
+        let home = try group.index().tenantProfiles(asGuest.homeAccountId.normalised)
+        #expect(Set(home.map(\.realm)) == [Fixtures.guestTenant, Fixtures.tenant])
+        let accounts = try cache.accounts()
+        #expect(accounts.count == 1)
+        #expect(accounts.first?.realm == Fixtures.tenant)
+        #expect(try cache.account(identifier: asGuest.homeAccountId.rawValue.uppercased())?.realm == Fixtures.tenant)
+    }
+
     @Test func rule3TokensOtherSDKsStoredUnderTheLiteralCommonRealmAreFound() throws {
         // msal-python stores realm "common" for a /common authority (S2); the engine finds it.
         let group = try Fixtures.group()

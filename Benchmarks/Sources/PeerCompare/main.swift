@@ -14,8 +14,8 @@
 //                                         serve-writer), each followed by a timed first lookup
 //                                         here; prints the nanoseconds
 //   PeerCompare spin OP TOKENS N          run one operation N times (for callgrind / perf); OP is
-//                                         hit, write, signOut, serialize, deserialize (memory
-//                                         group), open or catchUp (file group); open prints each
+//                                         hit, accounts, write, signOut, serialize, deserialize
+//                                         (memory group), open or catchUp (file group); open prints each
 //                                         open's and free's milliseconds on stderr, catchUp the
 //                                         median time of the first lookup after each write
 //
@@ -394,12 +394,13 @@ case "spin" where arguments.count == 5:
             consume(
                 try prepared.cache.accessToken(for: Workload.hitScopes, account: prepared.account, authority: Workload.authority))
         case "write": consume(try prepared.cache.store(refreshes[iteration % 2], for: request, signIn: false))
+        case "accounts": consume(try prepared.solo.accounts())
         case "signOut":
             try prepared.cache.store(response, for: request, signIn: true)
             try prepared.cache.signOut(prepared.account)
         case "serialize": consume(try prepared.group.exportMSAL(includeSecrets: true))
         case "deserialize": consume(try CacheGroup(inMemory: "stc-compare-import").importMSAL(json))
-        default: fatalError("spin: hit | write | signOut | serialize | deserialize")
+        default: fatalError("spin: hit | accounts | write | signOut | serialize | deserialize")
         }
     }
 default:

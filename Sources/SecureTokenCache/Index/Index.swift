@@ -523,6 +523,18 @@ struct Index: Sendable {
         }
     }
 
+    /// ``resolve(_:)`` one entry at a time, without gathering them into an array (for queries
+    /// that keep one of them).
+    private func forEachResolved(_ filed: Filed<EntryID>?, _ body: (StoredEntry) -> Void) {
+        switch filed {
+        case .rows(let table, let rows)?:
+            for row in rows { if let stored = entries.current(row: Int(row), of: table) { body(stored) } }
+        case .values(let ids)?:
+            for id in ids { if let stored = entries[id] { body(stored) } }
+        case nil: break
+        }
+    }
+
     /// The best unexpired access token for a request: the requested scopes (reserved ones
     /// aside) are a case-insensitive subset of the token's, the token is not within `margin`
     /// seconds of expiry; among several, the one that lives longest.
@@ -582,10 +594,14 @@ struct Index: Sendable {
 
     /// The client's app metadata in the environment's alias group (or any, when `nil`).
     func appMetadata(client: String, environment: Environment?) -> StoredEntry? {
-        resolve(appMetadataByClient[HashedString(client)]).first {
-            guard case .appMetadata(let metadata) = $0.entry else { return false }
-            return environment.map { metadata.environment.isAlias(of: $0) } ?? true
+        var found: StoredEntry?
+        forEachResolved(appMetadataByClient[HashedString(client)]) { stored in
+            guard found == nil, case .appMetadata(let metadata) = stored.entry,
+                environment.map({ metadata.environment.isAlias(of: $0) }) ?? true
+            else { return }
+            found = stored
         }
+        return found
     }
 
     /// The family whose refresh tokens the client may use (Apple SDK rules): the AppMetadata
@@ -616,19 +632,28 @@ struct Index: Sendable {
     /// The home account ids a client sees (Apple SDK rules): those it can use a refresh token
     /// for (own or family) or signed into, minus those it signed out of.
     func visibleAccounts(client: String) -> [String] {
-        let state = clientStates[client]
-        var accounts = Set<String>()
+        // Gathered, sorted and freed of repeats (its own tokens, its family's and its sign-ins
+        // can name one account more than once), not put in a set: a set hashes every 73-byte
+        // id again, and a client sees few accounts.
+        var accounts: [String] = []
         if let own = accountsWithClientToken[HashedString(client)] {
-            own.forEach { account, _ in accounts.insert(account.value) }
+            own.forEach { account, _ in accounts.append(account.value) }
         }
         if let family = family(of: client, environment: nil), let members = accountsWithFamilyToken[HashedString(family)] {
-            members.forEach { account, _ in accounts.insert(account.value) }
+            members.forEach { account, _ in accounts.append(account.value) }
         }
-        if let state {
-            accounts.formUnion(state.signedIn)
-            accounts.subtract(state.signedOut)
+        if let state = clientStates[client] {
+            accounts += state.signedIn
+            if !state.signedOut.isEmpty { accounts.removeAll { state.signedOut.contains($0) } }
         }
-        return accounts.sorted()
+        accounts.sort()
+        var unique = 0
+        for index in accounts.indices where unique == 0 || accounts[unique - 1] != accounts[index] {
+            accounts[unique] = accounts[index]
+            unique += 1
+        }
+        accounts.removeSubrange(unique...)
+        return accounts
     }
 
     /// Whether a client sees an account (the rules of ``visibleAccounts(client:)``), in O(1).
@@ -646,12 +671,18 @@ struct Index: Sendable {
     /// The account entry that stands for a home account: the one in its home tenant, else the
     /// first written.
     func primaryAccount(_ homeAccount: String) -> Account? {
-        let accounts = resolve(accountsByHome[HashedString(homeAccount)]).sorted { $0.ordinal < $1.ordinal }.compactMap {
-            stored -> Account? in
-            guard case .account(let account) = stored.entry else { return nil }
-            return account
+        var first: (account: Account, ordinal: UInt64)?
+        var home: (account: Account, ordinal: UInt64)?
+        forEachResolved(accountsByHome[HashedString(homeAccount)]) { stored in
+            guard case .account(let account) = stored.entry else { return }
+            if first.map({ stored.ordinal < $0.ordinal }) ?? true { first = (account, stored.ordinal) }
+            if account.realm.asciiLowercased == account.homeAccountId.normalisedTenantId,
+                home.map({ stored.ordinal < $0.ordinal }) ?? true
+            {
+                home = (account, stored.ordinal)
+            }
         }
-        return accounts.first { $0.realm.lowercased() == $0.homeAccountId.tenantId?.lowercased() } ?? accounts.first
+        return home?.account ?? first?.account
     }
 
     /// Every account entry (every tenant) of a home account, in document order.
