@@ -5,13 +5,9 @@ import Testing
 
 /// The KeyringStore's runtime folder, group lock and shared generation counter (no keyring needed).
 @Suite struct KeyringCoordinationTests {
-    let runtime: String
-
-    init() throws {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("stc-runtime-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        runtime = url.path
-    }
+    /// Removed with the suite's instance, whatever a test left in it.
+    private let folder = TemporaryDirectory()
+    var runtime: String { folder.path }
 
     @Test func theGroupFolderIsPrivate() throws {
         let directory = try KeyringGroupDirectory(group: "com.example.group", runtimeDirectory: runtime)

@@ -384,6 +384,7 @@ case "spin" where arguments.count == 5:
     // For profilers (valgrind --tool=callgrind): one operation N times on a memory group.
     let workload = Workload(accessTokens: Int(arguments[3])!)
     let prepared = try prepare(.memory, workload)
+    defer { removeScratchFolder(prepared.root) }
     let refreshes = try Workload.alternatingRefreshes(user: workload.probeUser)
     let response = refreshes[0]
     let request = Workload.request()
