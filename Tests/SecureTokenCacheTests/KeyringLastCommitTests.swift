@@ -15,10 +15,6 @@ extension KeyringTests {
             try KeyringGroupDirectory(group: group).file(KeyringLastCommit.fileName)
         }
 
-        static func journalPath(_ group: String) throws -> String {
-            try KeyringGroupDirectory(group: group).file(KeyringJournal.fileName)
-        }
-
         /// The whole last-commit file of `group`.
         static func copyBytes(_ group: String) throws -> [UInt8] {
             Array(try Data(contentsOf: URL(fileURLWithPath: try copyPath(group))))
@@ -56,7 +52,7 @@ extension KeyringTests {
             }
             // Only the copy can tell the reader now. (Emptied in place, not removed: the reader
             // may hold the journal open, and a removed file stays readable through that.)
-            #expect(truncate(try Self.journalPath(group), 0) == 0)
+            #expect(truncate(try Journal.journalPath(group), 0) == 0)
             let reads = reader.itemReads
 
             let update = try reader.update(since: cursor)
@@ -155,7 +151,7 @@ extension KeyringTests {
             let beforeThird = try Self.copyBytes(group)
             _ = try writer.transact(since: second) { _ in [.put(Support.record("d", "4"))] }
             try Self.apply(damage, to: group, older: beforeThird, other: other)
-            #expect(truncate(try Self.journalPath(group), 0) == 0)
+            #expect(truncate(try Journal.journalPath(group), 0) == 0)
             let fallback = try reader.update(since: cursor)
             guard case .reload(let records, let last) = fallback else {
                 Issue.record("with neither the copy nor the journal telling, the reader reads the item, got \(fallback)")
