@@ -29,6 +29,9 @@ import Synchronization
 ///   (its cursor's position, checked; the header, when that generation is the base; else a walk
 ///   over the frame headers), then open what follows, keeping only complete, authenticated
 ///   transactions that continue the chain.
+/// - The newest transaction is also in a mapped copy (``KeyringLastCommit``), written by
+///   ``commit(_:)``: a reader one generation behind (the usual case after another process's
+///   write) checks and takes it from there first, with no system call.
 final class KeyringJournal: Sendable {
     /// The journal's file name in the group's runtime folder.
     static let fileName = "journal"
@@ -47,12 +50,16 @@ final class KeyringJournal: Sendable {
     private let sealer: RecordSealer
     /// The file the last read used, kept open for the next one.
     private let readerFile = Mutex<KeyringJournalFile?>(nil)
+    /// The copy of the newest transaction; `nil` when its file could not be used (readers then
+    /// always read the journal file).
+    private let lastCommit: KeyringLastCommit?
 
     /// The journal of the group whose runtime folder is `directory`, sealed by `sealer`.
     init(directory: KeyringGroupDirectory, sealer: RecordSealer, sizeLimit: Int = KeyringJournal.defaultSizeLimit) {
         path = directory.file(Self.fileName)
         self.sealer = sealer
         self.sizeLimit = UInt64(max(sizeLimit, 0))
+        lastCommit = KeyringLastCommit(directory: directory)
     }
 
     /// The header of a journal that starts after generation `base`.
@@ -96,12 +103,19 @@ final class KeyringJournal: Sendable {
     /// just after `target`'s commit; `nil` when the journal cannot tell (then read the item).
     ///
     /// `position` is where the caller last found `generation` to end (a cursor's position); it
-    /// is checked, never trusted. Reads the file the last call used first; if that one does not
-    /// reach `target` (a writer has started a new journal since), the file the path names now.
+    /// is checked, never trusted. One generation behind, takes the copy of the newest
+    /// transaction if it is that one; else reads the file the last call used first, and if that
+    /// one does not reach `target` (a writer has started a new journal since), the file the path
+    /// names now.
     func changes(
         after generation: UInt64, hint position: UInt64, through target: UInt64
     ) -> (changes: [RecordChange], position: UInt64)? {
         guard target > generation else { return nil }
+        if target == generation + 1, let copy = lastCommit?.read(),
+            let found = changes(inCopy: copy.frames, at: copy.start, after: generation)
+        {
+            return found
+        }
         let cached = readerFile.withLock { $0 }
         if let cached, let found = changes(in: cached, after: generation, hint: position, through: target) {
             return found
@@ -302,10 +316,11 @@ final class KeyringJournal: Sendable {
         var end: UInt64 { start + UInt64(frames.count) }
     }
 
-    /// Appends the commit frame of `pending` (call after the records item was stored). Returns
-    /// the whole transaction as written, or `nil` if the commit frame could not be written (the
-    /// journal is removed then, if it can be; else its unfinished transaction keeps anyone from
-    /// trusting it).
+    /// Appends the commit frame of `pending` (call after the records item was stored, before
+    /// publishing its generation) and makes the transaction the mapped copy. Returns the whole
+    /// transaction as written, or `nil` if the commit frame could not be written (the journal is
+    /// removed then, if it can be; else its unfinished transaction keeps anyone from trusting
+    /// it).
     func commit(_ pending: Pending) -> Committed? {
         var bytes = pending.frames
         do {
@@ -321,7 +336,9 @@ final class KeyringJournal: Sendable {
             try? remove()
             return nil
         }
-        return Committed(start: pending.recordsStart, frames: bytes)
+        let committed = Committed(start: pending.recordsStart, frames: bytes)
+        lastCommit?.publish(committed)
+        return committed
     }
 
     /// Takes `pending`'s batch frames out again (the records item was not stored), so the
@@ -355,6 +372,7 @@ final class KeyringJournal: Sendable {
     ///
     /// - Throws: ``TokenCacheError/Code/ioFailure`` if it exists and cannot be removed.
     func remove() throws {
+        lastCommit?.publish(nil)
         guard unlink(path) == 0 || errno == ENOENT else { throw SystemCall.error("unlink", "removing the journal") }
     }
 }

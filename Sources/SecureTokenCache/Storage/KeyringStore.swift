@@ -6,23 +6,22 @@ import Synchronization
 /// role as attributes: its key (``KeyringKeyProvider``) and one "records" item holding a
 /// ``KeyringSnapshot`` of every record, sealed under that key. The item is the group's only
 /// source of truth. Its private runtime folder `$XDG_RUNTIME_DIR/secure-token-cache/<group>/`
-/// (0700, tmpfs) holds the group lock, the shared generation counter, a sealed change journal
-/// (``KeyringJournal``) and a mapped copy of the newest transaction (``KeyringLastCommit``), all
+/// (0700, tmpfs) holds the group lock, the shared generation counter, and a sealed change journal
+/// (``KeyringJournal``) with a mapped copy of its newest transaction (``KeyringLastCommit``), all
 /// 0600.
 ///
 /// - A write takes the group lock, brings the state it last saw up to date from the journal (or,
 ///   when the journal cannot tell, reads the item), applies the changes, appends them to the
-///   journal, writes the item, commits them in the journal, copies the transaction to the
-///   last-commit file, and bumps the counter. So a write from an up-to-date process does not
-///   read the item: one deleted or replaced behind the library's back is written again whole
-///   from that state (reads of the item still report it).
+///   journal, writes the item, commits them in the journal, and bumps the counter. So a write
+///   from an up-to-date process does not read the item: one deleted or replaced behind the
+///   library's back is written again whole from that state (reads of the item still report it).
 /// - ``currentGeneration()`` is one atomic load. ``update(since:)`` returns `.unchanged` when the
-///   counter has not moved; otherwise it takes the new transactions (no lock, no D-Bus) from the
-///   last-commit copy when the caller is one generation behind (no system call either), else
-///   from the journal, and returns them as `.changes`. Only when the journal is missing, replaced, damaged
-///   or does not reach the counter does it read the item and `.reload`.
-/// - Damage in the copy only means reading the journal; damage in the journal is never an error
-///   and never a shortened group: it only means reading the item.
+///   counter has not moved; otherwise it reads the new transactions from the journal (no lock,
+///   no D-Bus; one generation behind, from its mapped copy, with no system call either) and
+///   returns them as `.changes`. Only when the journal is missing, replaced, damaged or does not
+///   reach the counter does it read the item and `.reload`.
+/// - Damage in the copy only means reading the journal file; damage in the journal is never an
+///   error and never a shortened group: it only means reading the item.
 ///
 /// A locked, missing or unreachable keyring is always a typed error, never an empty group.
 final class KeyringStore: CacheStore {
@@ -35,8 +34,6 @@ final class KeyringStore: CacheStore {
     private let lock: KeyringGroupLock
     private let counter: KeyringGenerationCounter
     private let journal: KeyringJournal
-    /// `nil` when its file could not be used: readers then always read the journal.
-    private let lastCommit: KeyringLastCommit?
     /// The newest whole state of the group this store has seen, and where its generation ends in
     /// the journal: a writer brings it up to date from the journal instead of reading the item.
     private let known = Mutex<Known?>(nil)
@@ -90,7 +87,6 @@ final class KeyringStore: CacheStore {
         let key = try KeyringKeyProvider(group: group, client: client, lock: lock).groupKey()
         sealer = try RecordSealer(groupKey: key, groupName: group)
         journal = KeyringJournal(directory: directory, sealer: sealer, sizeLimit: journalSizeLimit)
-        lastCommit = KeyringLastCommit(directory: directory)
         storeDescription = StoreDescription(
             kind: .keyring,
             location: "Secret Service default collection, schema \(KeyringSchema.group.name), group \(group)",
@@ -170,11 +166,6 @@ final class KeyringStore: CacheStore {
     func update(since cursor: StoreCursor) throws -> StoreUpdate {
         let published = counter.load()
         guard cursor.generation != published else { return .unchanged(cursor) }
-        if cursor.epoch == 0, cursor.generation + 1 == published, let copy = lastCommit?.read(),
-            let (changes, position) = journal.changes(inCopy: copy.frames, at: copy.start, after: cursor.generation)
-        {
-            return .changes(changes, self.cursor(published, position: position))
-        }
         if cursor.epoch == 0, cursor.generation < published,
             let (changes, position) = journal.changes(after: cursor.generation, hint: cursor.position, through: published)
         {
@@ -224,11 +215,9 @@ final class KeyringStore: CacheStore {
                 if let pending { journal.abandon(pending) }
                 throw error
             }
-            let committed = pending.flatMap { journal.commit($0) }
-            let position = committed?.end ?? 0
-            // Published only after the Secret Service accepted the item (and the journal and the
-            // copy hold the commit): readers never see a generation whose data is not there.
-            lastCommit?.publish(committed)
+            let position = pending.flatMap { journal.commit($0) }?.end ?? 0
+            // Published only after the Secret Service accepted the item (and the journal holds the
+            // commit): readers never see a generation whose data is not there.
             counter.store(generation)
             remember(state.snapshot, position: position)
             return self.cursor(generation, position: position)
