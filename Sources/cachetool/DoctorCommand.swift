@@ -35,7 +35,8 @@ struct DoctorCommand: ParsableCommand {
               Secret Service     org.freedesktop.secrets answers on the session bus
               keyring unlocked   the collection holding the group's key is unlocked
               directory          the file-store folder is yours, 0700 and writable
-              lock holder        no process holds the group's lock for long
+              coordination       where the processes sharing the group meet (lock, refresh
+                                 locks, counter) for each store, and who holds the lock
               file integrity     the group's file store opens with the given key
 
             A check this build cannot perform yet (the keyring and file stores are being \
@@ -61,8 +62,7 @@ struct DoctorCommand: ParsableCommand {
         checks.append(Self.sessionBus())
         checks.append(contentsOf: Self.keyring(Self.probeKeyring()))
         checks.append(contentsOf: directory())
-        checks.append(
-            DoctorCheck(name: "lock holder", outcome: .skipped, detail: "this build cannot report the holder of a group's lock"))
+        checks.append(contentsOf: coordination())
         checks.append(integrity())
 
         if json {
@@ -206,6 +206,34 @@ struct DoctorCommand: ParsableCommand {
             }
         }
         return checks
+    }
+
+    /// Where the group's processes coordinate, for each store, and who holds the lock. Every
+    /// process finds these folders from the group's name and data folder alone, never from its
+    /// `XDG_RUNTIME_DIR`.
+    func coordination() -> [DoctorCheck] {
+        do {
+            return try CoordinationFolder.all(group: global.group, configuration: global.configuration).map { folder in
+                let name = "coordination (\(folder.store.rawValue))"
+                guard folder.exists else {
+                    return DoctorCheck(
+                        name: name, outcome: .ok, detail: "\(folder.path) (not created: no \(folder.store.rawValue) group yet)")
+                }
+                let lock =
+                    folder.isLocked
+                    ? "locked by pid \(folder.lockHolder.map(String.init) ?? "unknown")"
+                    : "lock free" + (folder.lockHolder.map { " (last taken by pid \($0))" } ?? "")
+                return DoctorCheck(name: name, outcome: .ok, detail: "\(folder.path): \(lock)")
+            }
+        } catch let error as TokenCacheError {
+            return [
+                DoctorCheck(
+                    name: "coordination", outcome: .failed, detail: error.message, advice: "see the message",
+                    status: ExitStatus(error.code))
+            ]
+        } catch {
+            return [DoctorCheck(name: "coordination", outcome: .failed, detail: "\(error)", status: .failure)]
+        }
     }
 
     /// Whether the group's file store opens (its records verify under the key). Runs only when

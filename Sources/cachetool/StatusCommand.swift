@@ -41,6 +41,8 @@ struct StatusCommand: ParsableCommand {
                 "protection": .string(store.protection.rawValue),
                 "protectionDescription": .string(store.protection.description),
                 "location": .string(store.location),
+                "coordination": store.coordinationDirectory.map { .string($0) } ?? .null,
+                "warnings": .array(store.warnings.map(JSONValue.string)),
                 "generation": .integer(statistics.generation),
                 "entries": .integer(total),
                 "entriesByKind": .object(counts),
@@ -53,7 +55,7 @@ struct StatusCommand: ParsableCommand {
             return
         }
         let byKind = kinds.map { "\(statistics.countByKind[$0] ?? 0) \($0.rawValue)" }.joined(separator: ", ")
-        let lines: [(String, String)] = [
+        var lines: [(String, String)] = [
             ("Group", group.name),
             ("Store", "\(store.kind.rawValue) (\(store.reason))"),
             ("Protection", "\(store.protection.rawValue): \(store.protection.description)"),
@@ -68,6 +70,8 @@ struct StatusCommand: ParsableCommand {
             ("Expired", "\(statistics.expiredAccessTokens) access tokens"),
             ("Size on disk", size.map { "\($0) bytes" } ?? "-"),
         ]
+        if let coordination = store.coordinationDirectory { lines.insert(("Coordination", coordination), at: 4) }
+        lines += store.warnings.map { ("Warning", $0) }
         Console.out(KeyValueText.render(lines))
     }
 }

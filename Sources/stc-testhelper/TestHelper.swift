@@ -54,7 +54,7 @@ import Glibc
                 group: group,
                 keyProvider: PassphraseKeyProvider(passphrase: "multi-process passphrase", parameters: .minimum),
                 root: root,
-                lockTimeout: 30,
+                lockTimeout: .seconds(30),
                 compactionMinimumDead: compactionMinimumDead
             )
         }

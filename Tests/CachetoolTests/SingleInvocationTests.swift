@@ -1,4 +1,5 @@
 import Foundation
+import SecureTokenCache
 import Testing
 
 /// Everything that works within one invocation: help, argument validation, exit codes,
@@ -364,12 +365,41 @@ import Testing
         #expect(json.status == 0)
         let checks = try #require(try json.json() as? [[String: Any]])
         let names = checks.compactMap { $0["check"] as? String }
-        for name in ["session bus", "Secret Service", "keyring unlocked", "directory", "lock holder", "file integrity"] {
+        for name in [
+            "session bus", "Secret Service", "keyring unlocked", "directory", "coordination (file)", "coordination (keyring)",
+            "file integrity",
+        ] {
             #expect(names.contains(name))
         }
         let rows = Self.rows(human.stdout.components(separatedBy: "\n\n")[0])
         #expect(rows.map { $0["CHECK"] ?? "" } == names)
         #expect(rows.map { $0["RESULT"] ?? "" } == checks.map { $0["outcome"] as? String ?? "" })
+    }
+
+    /// Every process finds a group's coordination folder from its name and data folder; doctor
+    /// shows it for both stores, and who holds the lock, without creating anything.
+    @Test func doctorSaysWhereTheGroupCoordinates() throws {
+        let root = try TestFiles.scratch()
+        let group = "com.example.doctor-coordination"
+        let arguments = ["doctor", "--json", "--dir", root.path, "--group", group]
+        let before = try Cachetool.run(arguments, removing: ["DBUS_SESSION_BUS_ADDRESS"])
+        var details = Dictionary(
+            uniqueKeysWithValues: try #require(try before.json() as? [[String: Any]]).map {
+                ($0["check"] as? String ?? "", $0["detail"] as? String ?? "")
+            })
+        #expect(details["coordination (file)"] == root.path + "/\(group) (not created: no file group yet)")
+        #expect(details["coordination (keyring)"] == root.path + "/.\(group).keyring (not created: no keyring group yet)")
+        #expect(!FileManager.default.fileExists(atPath: root.path + "/" + group))
+
+        let configuration = CacheConfiguration(store: .file, directory: root.path, keySource: .keyFile(path: root.path + "/key"))
+        // A write takes the group lock, and the lock file keeps the pid of its last holder.
+        try CacheGroup.open(group, configuration: configuration).purgeExpiredAccessTokens()
+        let after = try Cachetool.run(arguments, removing: ["DBUS_SESSION_BUS_ADDRESS"])
+        details = Dictionary(
+            uniqueKeysWithValues: try #require(try after.json() as? [[String: Any]]).map {
+                ($0["check"] as? String ?? "", $0["detail"] as? String ?? "")
+            })
+        #expect(details["coordination (file)"] == root.path + "/\(group): lock free (last taken by pid \(getpid()))")
     }
 
     @Test func doctorFailsOnAnOpenDirectory() throws {

@@ -266,7 +266,7 @@ import Testing
     @Test func lockTimeoutNamesTheHolder() throws {
         let tmp = TemporaryDirectory()
         let a = try FileStore(group: "g", keyProvider: testPassphrase(), root: tmp.path)
-        let b = try FileStore(group: "g", keyProvider: testPassphrase(), root: tmp.path, lockTimeout: 0.2)
+        let b = try FileStore(group: "g", keyProvider: testPassphrase(), root: tmp.path, lockTimeout: .milliseconds(200))
         _ = try a.transact(since: .start) { _ in
             let error = #expect(throws: TokenCacheError.self) { try b.commit([put("x", "1")]) }
             #expect(error?.code == .lockTimeout)

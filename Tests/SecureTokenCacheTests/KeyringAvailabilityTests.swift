@@ -90,7 +90,7 @@ extension KeyringTests {
             var caughtUp: [String: String] = [:]
             Support.apply(try store.update(since: .start), to: &caughtUp)
             #expect(caughtUp == expected)
-            let directory = try KeyringGroupDirectory(group: group)
+            let directory = try GroupDirectory.madeKeyring(group)
             #expect(truncate(directory.file(KeyringJournal.fileName), 0) == 0)
             try #require(KeyringLastCommit(directory: directory)).publish(nil)
 

@@ -14,7 +14,7 @@ import Testing
 
     private func journal() throws -> KeyringJournal {
         KeyringJournal(
-            directory: try KeyringGroupDirectory(group: "journal-frames", runtimeDirectory: runtime.path), sealer: sealer)
+            directory: try GroupDirectory.madeKeyring("journal-frames", root: runtime.path), sealer: sealer)
     }
 
     @Test func aTransactionIsWrittenAsBatchFramesAndReadBack() throws {
@@ -64,7 +64,7 @@ import Testing
         #expect(journal.changes(inCopy: committedFirst.frames + committed.frames, at: committedFirst.start, after: 0) == nil)
         // Another group's key opens nothing.
         let stranger = KeyringJournal(
-            directory: try KeyringGroupDirectory(group: "journal-frames-other", runtimeDirectory: runtime.path),
+            directory: try GroupDirectory.madeKeyring("journal-frames-other", root: runtime.path),
             sealer: try RecordSealer(groupKey: SecretKey(), groupName: "journal-frames"))
         #expect(stranger.changes(inCopy: committed.frames, at: committed.start, after: 1) == nil)
     }
@@ -72,7 +72,7 @@ import Testing
     /// The mapped copy hands back exactly what was published, in a second mapping of the file as
     /// another process would have; an unpublished, withdrawn or too large transaction leaves none.
     @Test func theCopyHandsBackWhatWasPublished() throws {
-        let directory = try KeyringGroupDirectory(group: "journal-frames", runtimeDirectory: runtime.path)
+        let directory = try GroupDirectory.madeKeyring("journal-frames", root: runtime.path)
         let writer = try #require(KeyringLastCommit(directory: directory))
         let reader = try #require(KeyringLastCommit(directory: directory))
         #expect(reader.read() == nil)

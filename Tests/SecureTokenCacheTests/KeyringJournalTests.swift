@@ -10,9 +10,9 @@ extension KeyringTests {
     @Suite struct Journal {
         typealias Support = KeyringTestSupport
 
-        /// The journal file of `group` under this process's `XDG_RUNTIME_DIR`.
+        /// The journal file of `group` in its keyring group folder.
         static func journalPath(_ group: String) throws -> String {
-            try KeyringGroupDirectory(group: group).file(KeyringJournal.fileName)
+            try GroupDirectory.madeKeyring(group).file(KeyringJournal.fileName)
         }
 
         /// The whole journal file of `group`.
@@ -230,10 +230,12 @@ extension KeyringTests {
             let first = try writer.transact(since: .start) { _ in [.put(Support.record("a", "1"))] }
 
             // The dead writer, by hand: its record frames, perhaps the item, then nothing.
-            let directory = try KeyringGroupDirectory(group: group)
+            let directory = try GroupDirectory.madeKeyring(group)
             let client = KeyringClient(schema: .group)
-            let key = try KeyringKeyProvider(group: group, client: client, lock: KeyringGroupLock(directory: directory))
-                .groupKey()
+            let key = try KeyringKeyProvider(
+                group: group, client: client, lock: FileLock(path: directory.file("lock"), purpose: "the group"),
+                lockTimeout: .seconds(10)
+            ).groupKey()
             let sealer = try RecordSealer(groupKey: key, groupName: group)
             let journal = KeyringJournal(directory: directory, sealer: sealer)
             let file = try #require(journal.openForWriting())
@@ -364,7 +366,7 @@ extension KeyringTests {
             let name = "alice@contoso.example-accesstoken"
             let secret = "secret-access-token-\(UUID().uuidString)"
             _ = try store.transact(since: .start) { _ in [.put(Support.record(name, secret))] }
-            let directory = try KeyringGroupDirectory(group: group)
+            let directory = try GroupDirectory.madeKeyring(group)
             var info = stat()
             #expect(lstat(directory.path, &info) == 0)
             #expect(info.st_mode & 0o777 == 0o700)

@@ -10,9 +10,9 @@ extension KeyringTests {
     @Suite struct LastCommit {
         typealias Support = KeyringTestSupport
 
-        /// The last-commit file of `group` under this process's `XDG_RUNTIME_DIR`.
+        /// The last-commit file of `group` in its keyring group folder.
         static func copyPath(_ group: String) throws -> String {
-            try KeyringGroupDirectory(group: group).file(KeyringLastCommit.fileName)
+            try GroupDirectory.madeKeyring(group).file(KeyringLastCommit.fileName)
         }
 
         /// The whole last-commit file of `group`.
@@ -166,7 +166,7 @@ extension KeyringTests {
         /// neither followed nor written; the group works without a copy.
         @Test func aPlantedLinkIsNotUsed() throws {
             let group = Support.uniqueGroup("last-commit-planted")
-            let directory = try KeyringGroupDirectory(group: group)
+            let directory = try GroupDirectory.madeKeyring(group)
             let target = directory.path + "-planted-target"
             let planted = Array("planted".utf8)
             #expect(FileManager.default.createFile(atPath: target, contents: Data(planted)))

@@ -64,7 +64,7 @@ import Testing
         let old = try snapshot(sequence: 1, [("a", "old!")]).sealed(with: sealer)
         var new = try snapshot(sequence: 2, [("a", "new!")]).sealed(with: sealer)
         #expect(old.count == new.count)
-        let header = 4 + 2 + 8 + 4
+        let header = 4 + 2 + 8 + 4 + KeyringSnapshot.writerByteCount
         let recordLength = Int(old[header]) | Int(old[header + 1]) << 8
         let range = header..<(header + 4 + recordLength)
         new.replaceSubrange(range, with: old[range])
@@ -72,54 +72,9 @@ import Testing
         #expect(error?.code == .storeCorrupted)
     }
 
-    /// The records item as versions before batches wrote it (format 1): each record sealed on
-    /// its own with the snapshot's sequence, and a marker over the header.
-    private func sealedAsFormat1(_ snapshot: KeyringSnapshot) throws -> [UInt8] {
-        var header = Array("STKS".utf8)
-        RecordSealer.appendLE(UInt16(1), to: &header)
-        RecordSealer.appendLE(snapshot.sequence, to: &header)
-        RecordSealer.appendLE(UInt32(snapshot.records.count), to: &header)
-        var bytes = header
-        for record in snapshot.records.values {
-            var sealed: [UInt8] = []
-            try sealer.seal(.put(record), sequence: snapshot.sequence, appendingTo: &sealed)
-            RecordSealer.appendLE(UInt32(sealed.count), to: &bytes)
-            bytes += sealed
-        }
-        try sealer.sealMarker(context: "STKS", associatedData: header, appendingTo: &bytes)
-        return bytes
-    }
-
-    @Test func aFormat1SnapshotStillOpens() throws {
-        let original = snapshot(sequence: 9, [("a", "alpha"), ("b", "beta"), ("c", String(repeating: "x", count: 3000))])
-        let bytes = try sealedAsFormat1(original)
-        #expect(bytes[4] == 1)
-        let opened = try open(bytes)
-        #expect(opened.sequence == 9)
-        #expect(
-            KeyringTestSupport.payloads(Array(opened.records.values))
-                == KeyringTestSupport.payloads(Array(original.records.values)))
-        #expect(try open(sealedAsFormat1(.empty)).records.isEmpty)
-        // Written again, it is format 2.
-        #expect(try opened.sealed(with: sealer)[4] == 2)
-    }
-
-    @Test func everyFlippedByteAndEveryTruncationOfAFormat1SnapshotIsAnError() throws {
-        let bytes = try sealedAsFormat1(snapshot(sequence: 3, [("a", "alpha"), ("b", "beta")]))
-        for index in bytes.indices {
-            var damaged = bytes
-            damaged[index] ^= 0x01
-            let error = #expect(throws: TokenCacheError.self, "flip at \(index)") { try open(damaged) }
-            #expect(error?.code == .storeCorrupted || error?.code == .unsupportedFormat)
-        }
-        for length in 0..<bytes.count {
-            #expect(throws: TokenCacheError.self, "truncated to \(length)") { try open(Array(bytes[..<length])) }
-        }
-    }
-
     @Test func aNewerFormatIsUnsupported() throws {
         var bytes = try snapshot(sequence: 1, [("a", "alpha")]).sealed(with: sealer)
-        bytes[4] = 3
+        bytes[4] = UInt8(KeyringSnapshot.formatVersion + 1)
         let error = #expect(throws: TokenCacheError.self) { try open(bytes) }
         #expect(error?.code == .unsupportedFormat)
     }
@@ -155,11 +110,11 @@ import Testing
         #expect(error?.code == .storeCorrupted)
     }
 
-    /// Where each `length ‖ sealed batch` entry of a format 2 snapshot is.
+    /// Where each `length ‖ sealed batch` entry of a snapshot is.
     private static func batches(_ bytes: [UInt8]) -> [Range<Int>] {
         let count = bytes.withUnsafeBytes { Int(UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: 14, as: UInt32.self))) }
         var ranges: [Range<Int>] = []
-        var offset = 18
+        var offset = 18 + KeyringSnapshot.writerByteCount
         var records = 0
         while records < count {
             let length = bytes.withUnsafeBytes {

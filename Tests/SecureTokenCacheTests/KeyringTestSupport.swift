@@ -268,3 +268,13 @@ final class PrivateBus {
     .enabled(if: KeyringTestSupport.keyringRequired, "needs scripts/with-keyring (STC_KEYRING_REQUIRED=1)")
 )
 struct KeyringTests {}
+
+extension GroupDirectory {
+    /// The keyring group folder of `name` under `root` (default: the root a KeyringStore opened
+    /// without one uses), created if needed.
+    static func madeKeyring(_ name: String, root: String? = nil) throws -> GroupDirectory {
+        let directory = try GroupDirectory.keyring(root: root ?? GroupDirectory.defaultRoot(), name: name)
+        try directory.createIfNeeded()
+        return directory
+    }
+}

@@ -85,7 +85,7 @@ import Testing
         let lock = RefreshLock()
         let (entered, signal) = AsyncStream.makeStream(of: Void.self)
         let holder = Task {
-            try await lock.withLock(group: "silent-inprocess-test", key: "k", timeout: 5) {
+            try await lock.withLock(group: "silent-inprocess-test", directory: nil, key: "k", timeout: .seconds(5)) {
                 signal.yield()
                 // Held until the waiter has given up (cancelled below), however slow a loaded
                 // machine makes the waiter's 0.2 s timer.
@@ -95,31 +95,40 @@ import Testing
         }
         for await _ in entered { break }
         let waited = await #expect(throws: TokenCacheError.self) {
-            try await lock.withLock(group: "silent-inprocess-test", key: "k", timeout: 0.2) { 2 }
+            try await lock.withLock(group: "silent-inprocess-test", directory: nil, key: "k", timeout: .milliseconds(200)) { 2 }
         }
         #expect(waited?.code == .lockTimeout)
         holder.cancel()
         #expect(try await holder.value == 1)
         // Released: the next caller gets in at once.
-        #expect(try await lock.withLock(group: "silent-inprocess-test", key: "k", timeout: 0.2) { 3 } == 3)
+        #expect(
+            try await lock.withLock(group: "silent-inprocess-test", directory: nil, key: "k", timeout: .milliseconds(200)) { 3 }
+                == 3)
     }
 
     @Test func lockFilesArePrivateAndNameNoUser() async throws {
-        let group = "silent-lock-test"
-        let directory = try RefreshLockFile.directory(group: group)
-        let lock = try await RefreshLockFile.acquire(group: group, key: "alice.tenant\nfamily:1", timeout: 1)
-        defer { lock.release() }
-        let files = try FileManager.default.contentsOfDirectory(atPath: directory)
-        #expect(files.allSatisfy { $0.hasPrefix("refresh-") && !$0.contains("alice") })
-        let attributes = try FileManager.default.attributesOfItem(atPath: directory)
-        #expect((attributes[.posixPermissions] as? Int) == 0o700)
-        for file in files {
-            let mode = try FileManager.default.attributesOfItem(atPath: directory + "/" + file)[.posixPermissions] as? Int
-            #expect(mode == 0o600)
-        }
-        // A second holder of the same key waits, then times out.
-        await #expect(throws: TokenCacheError.self) {
-            _ = try await RefreshLockFile.acquire(group: group, key: "alice.tenant\nfamily:1", timeout: 0.2)
+        let folder = TemporaryDirectory()
+        let directory = try GroupDirectory(root: folder.path, name: "silent-lock-test")
+        try directory.createIfNeeded()
+        try await RefreshLock().withLock(
+            group: directory.name, directory: directory, key: "alice.tenant\nfamily:1", timeout: .seconds(1)
+        ) {
+            let files = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+            #expect(files.count == 1)
+            #expect(files.allSatisfy { $0.hasPrefix("refresh-") && !$0.contains("alice") })
+            for file in files {
+                let mode = try FileManager.default.attributesOfItem(atPath: directory.file(file))[.posixPermissions] as? Int
+                #expect(mode == 0o600)
+            }
+            // A second holder of the same key (another lock table: as another process) waits,
+            // then times out naming this process.
+            let error = await #expect(throws: TokenCacheError.self) {
+                try await RefreshLock().withLock(
+                    group: directory.name, directory: directory, key: "alice.tenant\nfamily:1", timeout: .milliseconds(200)
+                ) {}
+            }
+            #expect(error?.code == .lockTimeout)
+            #expect(error?.message.contains("pid \(getpid())") == true)
         }
     }
 }
@@ -151,13 +160,15 @@ import Testing
         """
 
     @Test func anotherProcessCannotTakeAHeldRefreshLock() async throws {
-        let group = "silent-lock-process-test"
+        let folder = TemporaryDirectory()
+        let directory = try GroupDirectory(root: folder.path, name: "silent-lock-process-test")
+        try directory.createIfNeeded()
         let key = "bob.tenant\nfamily:1"
-        let path =
-            try RefreshLockFile.directory(group: group) + "/refresh-" + (try RefreshLockFile.hash(group + "\n" + key)) + ".lock"
-        let held = try await RefreshLockFile.acquire(group: group, key: group + "\n" + key, timeout: 1)
-        #expect(try await Self.python(Self.tryLock, [path]) == 7, "another process took a held refresh lock")
-        held.release()
+        let path = RefreshLock.lockFile(for: key, in: directory)
+        try await RefreshLock().withLock(group: directory.name, directory: directory, key: key, timeout: .seconds(1)) {
+            let status = try await Self.python(Self.tryLock, [path])
+            #expect(status == 7, "another process took a held refresh lock")
+        }
         #expect(try await Self.python(Self.tryLock, [path]) == 0)
     }
 

@@ -133,19 +133,13 @@ final class SilentWorld: Sendable {
 
     init() throws {
         let clock = self.clock
-        // A name per test: the refresh lock is keyed by group name, and tests of one account
-        // must not wait for each other's refreshes. The lock folder goes in deinit.
+        // A name per test: the in-process refresh lock is keyed by group name, and tests of one
+        // account must not wait for each other's refreshes.
         let name = "silent-test-\(UUID().uuidString.prefix(8).lowercased())"
         group = try CacheGroup(name: name, store: MemoryStore(name: name), clock: { clock.now })
         a = try TokenCache(clientId: Fixtures.clientA, group: group)
         b = try TokenCache(clientId: Fixtures.clientB, group: group)
         c = try TokenCache(clientId: Fixtures.clientC, group: group)
-    }
-
-    deinit {
-        if let directory = try? RefreshLockFile.directory(group: group.name) {
-            try? FileManager.default.removeItem(atPath: directory)
-        }
     }
 
     /// Another app instance of `clientId` over the same group.

@@ -1,5 +1,8 @@
-/// How to open a cache group: which store, where, and where its key comes from.
-public struct CacheConfiguration: Sendable, Hashable {
+public import Logging
+
+/// How to open a cache group: which store, where, where its key comes from, and where the
+/// library's messages for operators go.
+public struct CacheConfiguration: Sendable {
     /// Which store holds the group.
     public enum StoreChoice: String, Sendable, Hashable, CaseIterable {
         /// The Secret Service when it is reachable and unlocked, else the file store; never a
@@ -33,8 +36,13 @@ public struct CacheConfiguration: Sendable, Hashable {
     public var keySource: KeySource?
     /// Whether the Secret Service may show an unlock prompt. Default: `false`.
     public var allowsInteraction: Bool
-    /// How long a writer waits for another process's transaction, in seconds. Default: 10.
-    public var lockTimeout: Double
+    /// How long a writer waits for another process's transaction. Default: 10 seconds.
+    public var lockTimeout: Duration
+    /// Where the library says what an operator needs to know (which store was chosen and why,
+    /// damage found, processes that do not share the group's coordination files). Messages
+    /// never hold a token, a secret, a fingerprint of one, or a user name. Default: discards
+    /// everything.
+    public var logger: Logger
 
     /// A configuration with the given parts.
     public init(
@@ -42,25 +50,14 @@ public struct CacheConfiguration: Sendable, Hashable {
         directory: String? = nil,
         keySource: KeySource? = nil,
         allowsInteraction: Bool = false,
-        lockTimeout: Double = 10
+        lockTimeout: Duration = .seconds(10),
+        logger: Logger = Logger(label: "SecureTokenCache", factory: { _ in SwiftLogNoOpLogHandler() })
     ) {
         self.store = store
         self.directory = directory
         self.keySource = keySource
         self.allowsInteraction = allowsInteraction
         self.lockTimeout = lockTimeout
-    }
-}
-
-extension CacheGroup {
-    /// Group names become folder names and keyring attribute values: keep them to a safe alphabet.
-    static func validate(name: String) throws {
-        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
-        guard !name.isEmpty, name.count <= 200, name.allSatisfy(allowed.contains), !name.hasPrefix(".") else {
-            throw TokenCacheError(
-                .invalidArgument,
-                "a group name uses letters, digits, '.', '_' and '-' only (at most 200, not starting with '.'), such as com.example.apps"
-            )
-        }
+        self.logger = logger
     }
 }

@@ -17,7 +17,7 @@ extension CacheGroup {
         _ name: String = CacheGroup.defaultName,
         configuration: CacheConfiguration = CacheConfiguration()
     ) throws -> CacheGroup {
-        try validate(name: name)
+        try GroupName.validate(name)
         switch configuration.store {
         case .memory:
             return CacheGroup(inMemory: name)
@@ -68,11 +68,11 @@ extension CacheGroup {
     }
 
     private static func openInKeyring(_ name: String, _ configuration: CacheConfiguration, reason: String) throws -> CacheGroup {
-        let store = try KeyringStore(
-            group: name, options: keyringOptions(configuration), lockTimeout: .milliseconds(Int(configuration.lockTimeout * 1000))
-        )
-        // Remember where the group lives, so `auto` never opens an empty file group in its place.
         let root = try fileRoot(configuration)
+        let store = try KeyringStore(
+            group: name, options: keyringOptions(configuration), root: root, lockTimeout: configuration.lockTimeout,
+            logger: configuration.logger)
+        // Remember where the group lives, so `auto` never opens an empty file group in its place.
         try? GroupDirectory(root: root, name: name).createRoot()
         let marker = keyringMarker(root: root, name: name)
         if !exists(marker) {
@@ -95,13 +95,11 @@ extension CacheGroup {
             keys = try KeyProviderConfiguration.keyFile(path: path).makeProvider()
         case .keyring?:
             keys = try KeyringKeySource(
-                group: name, options: keyringOptions(configuration),
-                lockTimeout: .milliseconds(Int(configuration.lockTimeout * 1000)))
+                group: name, options: keyringOptions(configuration), root: root, lockTimeout: configuration.lockTimeout)
         case nil:
             if keyringAvailability(configuration) == nil {
                 keys = try KeyringKeySource(
-                    group: name, options: keyringOptions(configuration),
-                    lockTimeout: .milliseconds(Int(configuration.lockTimeout * 1000)))
+                    group: name, options: keyringOptions(configuration), root: root, lockTimeout: configuration.lockTimeout)
                 why += "; its key is held by the Secret Service"
             } else {
                 let path = try defaultKeyFile(name)

@@ -8,10 +8,11 @@ import Synchronization
 /// the new token, so a rotating refresh token is redeemed once and the authority sees one
 /// request.
 ///
-/// Lock files live in `$XDG_RUNTIME_DIR/secure-token-cache/<group>/` (else
-/// `/tmp/secure-token-cache-<uid>/<group>/`), directories 0700 and files 0600, named by a
-/// BLAKE2b hash of the key so no user or client id shows in a file name. They are never
-/// unlinked: unlinking a lock file another process has open would let two holders in at once.
+/// Lock files live in the group's own folder (``CacheStore/groupDirectory``), which every
+/// process that opens the group finds whatever its environment, as `refresh-<hash>.lock`
+/// (0600), named by a BLAKE2b hash of the key so no user or client id shows in a file name. They
+/// are ``FileLock``s: never unlinked. A group only this process sees (a memory store) has no
+/// folder and needs only the in-process queue.
 final class RefreshLock: Sendable {
     /// A task waiting for a key held by another task of this process.
     private struct Waiter {
@@ -30,24 +31,31 @@ final class RefreshLock: Sendable {
 
     static let shared = RefreshLock()
 
-    /// Runs `body` holding the lock for `key` in group `group`. Waits at most `timeout` seconds
-    /// for a holder in this process and as long again for one in another process; throws
-    /// `.lockTimeout` after that.
+    /// Runs `body` holding the lock for `key` in group `group`, whose lock files go in
+    /// `directory` (`nil`: this process only). Waits at most `timeout` for a holder in this
+    /// process and as long again for one in another process; throws `.lockTimeout` after that.
     func withLock<Result: Sendable>(
         group: String,
+        directory: GroupDirectory?,
         key: String,
-        timeout: Double,
+        timeout: Duration,
         _ body: () async throws -> Result
     ) async throws -> Result {
-        let fullKey = group + "\n" + key
+        let fullKey = (directory?.path ?? group) + "\n" + key
         try await acquireInProcess(fullKey, timeout: timeout)
         defer { releaseInProcess(fullKey) }
-        let file = try await RefreshLockFile.acquire(group: group, key: fullKey, timeout: timeout)
-        defer { file.release() }
-        return try await body()
+        guard let directory else { return try await body() }
+        let file = FileLock(path: Self.lockFile(for: key, in: directory), purpose: "this account's token refresh")
+        return try await file.withLock(timeout: timeout, backoff: .refresh, body)
     }
 
-    private func acquireInProcess(_ key: String, timeout: Double) async throws {
+    /// The lock file of `key` in `directory`: `refresh-` and a hex BLAKE2b-128 of the key.
+    static func lockFile(for key: String, in directory: GroupDirectory) -> String {
+        let digest = Array(key.utf8).withUnsafeBytes { Sodium.checksum($0, outputCount: 16) }
+        return directory.file("refresh-" + SecretFingerprint.hex(digest) + ".lock")
+    }
+
+    private func acquireInProcess(_ key: String, timeout: Duration) async throws {
         let acquired = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
             let waiter = state.withLock { state -> UInt64? in
                 guard state.queues[key] != nil else {
@@ -62,13 +70,14 @@ final class RefreshLock: Sendable {
             // The holder is bounded by its own timeouts, but a custom TokenEndpointClient
             // might not be: never wait forever.
             Task {
-                try? await Task.sleep(nanoseconds: UInt64(timeout * 1e9))
+                try? await Task.sleep(for: timeout)
                 self.giveUp(key, waiter)
             }
         }
         guard acquired else {
             throw TokenCacheError(
-                .lockTimeout, "another task has been refreshing this account's token for more than \(timeout) s; retry later")
+                .lockTimeout,
+                "another task has been refreshing this account's token for more than \(timeout.secondsText); retry later")
         }
     }
 

@@ -95,7 +95,7 @@ extension TokenCache {
 
         do {
             if let result = try await refreshHoldingLock(
-                lockKey: lockKey, lockWait: stillValid == nil ? 3 * timeout + 5 : 0, seen: seen, scopes: scopes,
+                lockKey: lockKey, lockWait: .seconds(stillValid == nil ? 3 * timeout + 5 : 0), seen: seen, scopes: scopes,
                 account: account, authority: authority, forceRefresh: forceRefresh, endpoint: endpoint, timeout: timeout)
             {
                 return result
@@ -114,10 +114,12 @@ extension TokenCache {
     }
 
     private nonisolated(nonsending) func refreshHoldingLock(
-        lockKey: String, lockWait: Double, seen: String?, scopes: Scopes, account: Account, authority: Authority,
+        lockKey: String, lockWait: Duration, seen: String?, scopes: Scopes, account: Account, authority: Authority,
         forceRefresh: Bool, endpoint: any TokenEndpointClient, timeout: Double
     ) async throws -> AuthenticationResult? {
-        try await RefreshLock.shared.withLock(group: group.name, key: lockKey, timeout: lockWait) {
+        try await RefreshLock.shared.withLock(
+            group: group.name, directory: group.store.groupDirectory, key: lockKey, timeout: lockWait
+        ) {
             if account.isLegacy, try migratedAccount(replacing: account) != nil { return nil }
             // Another caller may have refreshed while this one waited: take its token.
             let now = group.clock()

@@ -141,13 +141,20 @@ public struct StoreDescription: Sendable, Hashable {
     public var protection: ProtectionLevel
     /// Why this store was chosen (for `auto`), in a sentence.
     public var reason: String
+    /// The folder of the group's coordination files (lock, refresh locks, shared counter), which
+    /// every process that opens the group uses whatever its environment; `nil` for a memory group.
+    public var coordinationDirectory: String?
+    /// What the user should know about the group's state (for example processes that do not
+    /// share its coordination folder); empty when all is well. Never holds a secret.
+    public var warnings: [String] = []
 
     /// A description with the given parts.
-    public init(kind: Kind, location: String, protection: ProtectionLevel, reason: String) {
+    public init(kind: Kind, location: String, protection: ProtectionLevel, reason: String, coordinationDirectory: String? = nil) {
         self.kind = kind
         self.location = location
         self.protection = protection
         self.reason = reason
+        self.coordinationDirectory = coordinationDirectory
     }
 }
 
@@ -167,6 +174,11 @@ public struct StoreDescription: Sendable, Hashable {
 protocol CacheStore: AnyObject, Sendable {
     /// What the store is, where, and how it protects the data.
     var storeDescription: StoreDescription { get }
+
+    /// The folder where every process that opens the group finds the group's coordination files
+    /// (its lock, refresh locks, shared counter), whatever that process's environment; `nil` for a
+    /// store that only this process sees.
+    var groupDirectory: GroupDirectory? { get }
 
     /// The group's shared generation counter: one atomic load.
     func currentGeneration() -> UInt64

@@ -7,7 +7,7 @@ import Synchronization
 /// Files in `<root>/<group>/`: `header` (format, key source, key check; see ``GroupHeader``),
 /// `log` (sealed batches of records and commit frames; see ``LogFormat``), `state` (the shared
 /// generation counter and the published log length; see ``SharedState``), `lock` (the write
-/// lock; see ``GroupLock``) and, once damage was found, `quarantine/`.
+/// lock; see ``FileLock``), `refresh-*.lock` (the refresh locks; see ``RefreshLock``) and, once damage was found, `quarantine/`.
 ///
 /// - A write is a transaction under the group lock: catch up, append the transaction's records as
 ///   batch frames (one sealed box per batch) and a commit frame in one write, `fsync`, publish the
@@ -36,8 +36,8 @@ import Synchronization
 ///   by the next process that finds the lock free.
 /// - ``changes()`` streams inotify events for commits by any process (this one included).
 final class FileStore: CacheStore {
-    /// How long a write waits for another process's lock by default, in seconds.
-    static let defaultLockTimeout = 5.0
+    /// How long a write waits for another process's lock by default.
+    static let defaultLockTimeout = Duration.seconds(5)
     /// Compaction waits for the dead records to reach the live ones divided by this. Every small
     /// transaction left in a log costs each later open two boxes (its batch and its commit):
     /// 7.5 µs for a token response's five records here. Every compaction seals the whole group
@@ -50,8 +50,9 @@ final class FileStore: CacheStore {
     let storeDescription: StoreDescription
     /// The group's directory.
     let directory: GroupDirectory
-    /// How long a write waits for the lock, in seconds.
-    let lockTimeout: Double
+    var groupDirectory: GroupDirectory? { directory }
+    /// How long a write waits for the lock.
+    let lockTimeout: Duration
     /// Compaction needs at least this many dead records (and at least a quarter as many as live
     /// ones).
     let compactionMinimumDead: Int
@@ -59,7 +60,7 @@ final class FileStore: CacheStore {
     private let sealer: RecordSealer
     private let groupID: [UInt8]
     private let state: SharedState
-    private let lock: GroupLock
+    private let lock: FileLock
     private let readerLog = Mutex<LogHandle?>(nil)
     private let writer = Mutex(WriterState())
     private let failure = Mutex<TokenCacheError?>(nil)
@@ -141,7 +142,7 @@ final class FileStore: CacheStore {
         group name: String,
         keyProvider: any KeyProvider,
         root: String? = nil,
-        lockTimeout: Double = FileStore.defaultLockTimeout,
+        lockTimeout: Duration = FileStore.defaultLockTimeout,
         compactionMinimumDead: Int = 64
     ) throws {
         directory = try GroupDirectory(root: root ?? GroupDirectory.defaultRoot(), name: name)
@@ -186,12 +187,13 @@ final class FileStore: CacheStore {
         } catch let error as TokenCacheError where error.code == .storeCorrupted {
             throw Self.quarantined(error, file: "state", in: directory)
         }
-        lock = try GroupLock(fd: directory.openFile("lock", O_RDWR | O_CREAT, "opening the group's lock file"))
+        lock = FileLock(path: directory.file("lock"), purpose: "the group \(name)")
         storeDescription = StoreDescription(
             kind: .file,
             location: directory.path,
             protection: header.keySource.protectionLevel,
-            reason: "a file store was requested"
+            reason: "a file store was requested",
+            coordinationDirectory: directory.path
         )
         // Check the log now (ownership, mode, header), so a bad group fails at open, not later.
         let (word, handle) = try currentLog()
@@ -307,10 +309,10 @@ final class FileStore: CacheStore {
     /// Takes the group lock if it is free and, if the state still names the old log, publishes
     /// the compacted one. `nil` when someone else holds the lock (they will do it).
     private func repairCompaction(_ word: CommitWord, _ handle: LogHandle) throws -> (CommitWord, LogHandle)? {
-        guard lock.tryAcquire() else { return nil }
-        defer { lock.release() }
-        guard try state.loadCommitWord() == word else { return nil }
-        return try adoptCompactedLog(handle)
+        try lock.withLockIfFree {
+            guard try state.loadCommitWord() == word else { return nil }
+            return try adoptCompactedLog(handle)
+        } ?? nil
     }
 
     /// Publishes a compacted log left unpublished by a writer that died after renaming it into
@@ -430,40 +432,40 @@ final class FileStore: CacheStore {
     func transact(since cursor: StoreCursor, _ body: (StoreTransaction) throws -> [RecordChange]) throws -> StoreCursor {
         try checkHealthy()
         return try writer.withLock { writer in
-            try lock.acquire(timeout: lockTimeout)
-            defer { lock.release() }
-            let (word, handle, scannedFrom, caughtUp) = try catchUp(&writer)
-            let headerEnd = UInt64(LogFormat.headerByteCount)
-            let committed = writer.position
-            let epoch = UInt64(handle.epoch)
-            let before = StoreCursor(generation: state.loadGeneration(), epoch: epoch, position: committed)
-            let update: StoreUpdate
-            if cursor.epoch == epoch, cursor.position == scannedFrom {
-                update = caughtUp.transactions.isEmpty ? .unchanged(before) : .changes(caughtUp.changes, before)
-            } else if cursor.epoch == epoch, cursor.position >= headerEnd, cursor.position <= committed {
-                if cursor.position == committed {
-                    update = .unchanged(before)
-                } else if let log = try tail(handle, from: cursor.position, to: committed) {
-                    update = .changes(log.changes, before)
+            try lock.withLock(timeout: lockTimeout) {
+                let (word, handle, scannedFrom, caughtUp) = try catchUp(&writer)
+                let headerEnd = UInt64(LogFormat.headerByteCount)
+                let committed = writer.position
+                let epoch = UInt64(handle.epoch)
+                let before = StoreCursor(generation: state.loadGeneration(), epoch: epoch, position: committed)
+                let update: StoreUpdate
+                if cursor.epoch == epoch, cursor.position == scannedFrom {
+                    update = caughtUp.transactions.isEmpty ? .unchanged(before) : .changes(caughtUp.changes, before)
+                } else if cursor.epoch == epoch, cursor.position >= headerEnd, cursor.position <= committed {
+                    if cursor.position == committed {
+                        update = .unchanged(before)
+                    } else if let log = try tail(handle, from: cursor.position, to: committed) {
+                        update = .changes(log.changes, before)
+                    } else {
+                        update = .reload(try loadAll(handle, length: committed).records, before)
+                    }
                 } else {
                     update = .reload(try loadAll(handle, length: committed).records, before)
                 }
-            } else {
-                update = .reload(try loadAll(handle, length: committed).records, before)
+                let compacting = writer.wantsCompaction(minimumDead: compactionMinimumDead)
+                let changes = try body(StoreTransaction(update: update, compacting: compacting))
+                if changes.isEmpty, !compacting, committed == word.length { return before }
+                if !changes.isEmpty { try append(changes, handle, &writer) }
+                var compacted = false
+                if compacting {
+                    // The transaction is already durable in the old log; a failed compaction (disk
+                    // full, say) only means the log stays longer for now.
+                    compacted = (try? compact(&writer)) != nil
+                }
+                state.publish(CommitWord(epoch: writer.handle!.epoch, length: writer.position), durable: compacted)
+                let generation = state.bumpGeneration()
+                return StoreCursor(generation: generation, epoch: UInt64(writer.handle!.epoch), position: writer.position)
             }
-            let compacting = writer.wantsCompaction(minimumDead: compactionMinimumDead)
-            let changes = try body(StoreTransaction(update: update, compacting: compacting))
-            if changes.isEmpty, !compacting, committed == word.length { return before }
-            if !changes.isEmpty { try append(changes, handle, &writer) }
-            var compacted = false
-            if compacting {
-                // The transaction is already durable in the old log; a failed compaction (disk
-                // full, say) only means the log stays longer for now.
-                compacted = (try? compact(&writer)) != nil
-            }
-            state.publish(CommitWord(epoch: writer.handle!.epoch, length: writer.position), durable: compacted)
-            let generation = state.bumpGeneration()
-            return StoreCursor(generation: generation, epoch: UInt64(writer.handle!.epoch), position: writer.position)
         }
     }
 
@@ -497,12 +499,12 @@ final class FileStore: CacheStore {
     /// would see a shorter group until the next write. Waits for a live writer to finish first.
     private func publishUnpublishedTail() throws {
         try writer.withLock { writer in
-            try lock.acquire(timeout: lockTimeout)
-            defer { lock.release() }
-            let (word, _, _, _) = try catchUp(&writer)
-            guard writer.position != word.length else { return }
-            state.publish(CommitWord(epoch: writer.handle!.epoch, length: writer.position), durable: false)
-            _ = state.bumpGeneration()
+            try lock.withLock(timeout: lockTimeout) {
+                let (word, _, _, _) = try catchUp(&writer)
+                guard writer.position != word.length else { return }
+                state.publish(CommitWord(epoch: writer.handle!.epoch, length: writer.position), durable: false)
+                _ = state.bumpGeneration()
+            }
         }
     }
 

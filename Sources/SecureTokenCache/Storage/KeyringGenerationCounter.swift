@@ -14,7 +14,7 @@ final class KeyringGenerationCounter: @unchecked Sendable {
     ///
     /// - Throws: ``TokenCacheError/Code/ioFailure`` if the file cannot be created or mapped,
     ///   ``TokenCacheError/Code/insecurePermissions`` if it is not a regular file of this user.
-    init(directory: KeyringGroupDirectory) throws {
+    init(directory: GroupDirectory) throws {
         let path = directory.file("generation")
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else {

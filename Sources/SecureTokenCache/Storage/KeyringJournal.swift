@@ -1,8 +1,8 @@
 import Glibc
 import Synchronization
 
-/// A KeyringStore group's sealed change journal, `journal` in the group's runtime folder
-/// (`$XDG_RUNTIME_DIR/secure-token-cache/<group>/`, 0700, tmpfs): it lets a process catch up with
+/// A KeyringStore group's sealed change journal, `journal` in the group's coordination folder
+/// (``GroupDirectory/keyring(root:name:)``, 0700): it lets a process catch up with
 /// another one's commit by reading a few kilobytes from a file instead of the whole records item
 /// over D-Bus.
 ///
@@ -33,7 +33,7 @@ import Synchronization
 ///   ``commit(_:)``: a reader one generation behind (the usual case after another process's
 ///   write) checks and takes it from there first, with no system call.
 final class KeyringJournal: Sendable {
-    /// The journal's file name in the group's runtime folder.
+    /// The journal's file name in the group's coordination folder.
     static let fileName = "journal"
     /// The default size past which the next write starts a new journal (1 MiB).
     static let defaultSizeLimit = 1 << 20
@@ -54,8 +54,8 @@ final class KeyringJournal: Sendable {
     /// always read the journal file).
     private let lastCommit: KeyringLastCommit?
 
-    /// The journal of the group whose runtime folder is `directory`, sealed by `sealer`.
-    init(directory: KeyringGroupDirectory, sealer: RecordSealer, sizeLimit: Int = KeyringJournal.defaultSizeLimit) {
+    /// The journal of the group whose coordination folder is `directory`, sealed by `sealer`.
+    init(directory: GroupDirectory, sealer: RecordSealer, sizeLimit: Int = KeyringJournal.defaultSizeLimit) {
         path = directory.file(Self.fileName)
         self.sealer = sealer
         self.sizeLimit = UInt64(max(sizeLimit, 0))
@@ -349,8 +349,8 @@ final class KeyringJournal: Sendable {
     }
 
     /// Writes a new journal with `base` and `frames` after its header (`journal.new`, `O_EXCL`,
-    /// 0600) and renames it over the old one. No `fsync`: the folder is on tmpfs, and the
-    /// journal is a cache of the durable item.
+    /// 0600) and renames it over the old one. No `fsync`: the journal is a cache of the durable
+    /// item, checked on every read, so one that a power cut damaged is only read around.
     private func startJournal(base: UInt64, frames: [UInt8]) throws -> KeyringJournalFile {
         let temporary = path + ".new"
         unlink(temporary)  // a leftover of a writer that died here; we hold the lock

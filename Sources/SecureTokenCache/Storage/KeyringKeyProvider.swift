@@ -14,7 +14,8 @@ final class KeyringKeyProvider: Sendable {
     /// The group whose key this is.
     let group: String
     private let client: KeyringClient
-    private let lock: KeyringGroupLock
+    private let lock: FileLock
+    private let lockTimeout: Duration
 
     /// Keys fetched by this process, by group; each holds its bytes in guarded memory.
     private static let cache = Mutex<[String: CachedKey]>([:])
@@ -24,11 +25,13 @@ final class KeyringKeyProvider: Sendable {
         init(_ key: consuming SecretKey) { self.key = key }
     }
 
-    /// A provider for `group`'s key through `client`, creating it under `lock` if needed.
-    init(group: String, client: KeyringClient, lock: KeyringGroupLock) {
+    /// A provider for `group`'s key through `client`, creating it under `lock` (the group lock,
+    /// waited for at most `lockTimeout`) if needed.
+    init(group: String, client: KeyringClient, lock: FileLock, lockTimeout: Duration) {
         self.group = group
         self.client = client
         self.lock = lock
+        self.lockTimeout = lockTimeout
     }
 
     /// The attributes of the group's key item.
@@ -43,7 +46,7 @@ final class KeyringKeyProvider: Sendable {
         if let cached = Self.cache.withLock({ $0[group] }) {
             return try cached.key.withUnsafeBytes { try SecretKey(copying: $0) }
         }
-        let fetched = try lock.withLock { try fetchOrCreate() }
+        let fetched = try lock.withLock(timeout: lockTimeout) { try fetchOrCreate() }
         let copy = try fetched.key.withUnsafeBytes { try SecretKey(copying: $0) }
         Self.cache.withLock { cache in
             if cache[group] == nil { cache[group] = fetched }

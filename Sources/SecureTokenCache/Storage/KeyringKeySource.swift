@@ -6,13 +6,16 @@ struct KeyringKeySource: KeyProvider {
 
     var protectionLevel: ProtectionLevel { KeyringKeyProvider.protectionLevel }
 
-    /// A key source for `group`. Throws the keyring's typed availability errors.
-    init(group: String, options: KeyringOptions, lockTimeout: Duration) throws {
+    /// A key source for `group`, whose keyring folder is under the file-store root `root`. Throws the keyring's typed availability errors.
+    init(group: String, options: KeyringOptions, root: String, lockTimeout: Duration) throws {
         let client = KeyringClient(schema: .group, options: options)
         try client.requireUnlocked()
-        let directory = try KeyringGroupDirectory(group: group)
+        // The key item is the keyring group's too: create it under that group's lock.
+        let directory = try GroupDirectory.keyring(root: root, name: group)
+        try directory.createIfNeeded()
         provider = KeyringKeyProvider(
-            group: group, client: client, lock: KeyringGroupLock(directory: directory, timeout: lockTimeout))
+            group: group, client: client, lock: FileLock(path: directory.file("lock"), purpose: "the group \(group)"),
+            lockTimeout: lockTimeout)
     }
 
     func makeKey(groupID: [UInt8], groupName: String) throws -> ProvidedKey {

@@ -2,7 +2,7 @@ import Atomics
 import Glibc
 
 /// A copy of a KeyringStore group's newest transaction in a file every process that opened the
-/// group maps `MAP_SHARED` (`last-commit` in the group's runtime folder, 64 KiB, 0600): a reader
+/// group maps `MAP_SHARED` (`last-commit` in the group's coordination folder, 64 KiB, 0600): a reader
 /// one generation behind, the usual case after another process's write, catches up from it with
 /// no system call, instead of reading the journal.
 ///
@@ -21,7 +21,7 @@ import Glibc
 /// that generation's copy, a newer one or none, never an older one. The file is never shrunk while mapped (that would raise SIGBUS); a file of another
 /// kind, owner or mode is not used.
 final class KeyringLastCommit: @unchecked Sendable {
-    /// The file's name in the group's runtime folder.
+    /// The file's name in the group's coordination folder.
     static let fileName = "last-commit"
     /// The size of the file and its mapping.
     static let byteCount = 64 << 10
@@ -34,10 +34,10 @@ final class KeyringLastCommit: @unchecked Sendable {
     private let mapping: UnsafeMutableRawPointer
     private let word: UnsafeAtomic<UInt64>
 
-    /// Maps (creating it if needed) the copy of the group whose runtime folder is `directory`, or
+    /// Maps (creating it if needed) the copy of the group whose coordination folder is `directory`, or
     /// returns `nil` if that cannot be done or the file there is not a regular file of this user
     /// with mode 0600 (or stricter): the store then works without it.
-    init?(directory: KeyringGroupDirectory) {
+    init?(directory: GroupDirectory) {
         let fd = open(directory.file(Self.fileName), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { return nil }
         defer { close(fd) }

@@ -3,9 +3,14 @@
 ///
 /// gnome-keyring rewrites its whole keyring file on every change and slows down with the number
 /// of items, so a group never has one item per token: the KeyringStore rewrites this one item per
-/// transaction. Layout (format 2, written now):
+/// transaction. Layout:
 ///
-/// `"STKS" ‖ format u16le ‖ sequence u64le ‖ count u32le ‖ (length u32le ‖ sealed batch)… ‖ marker`
+/// `"STKS" ‖ format u16le ‖ sequence u64le ‖ count u32le ‖ writer folder id (16 bytes) ‖
+/// (length u32le ‖ sealed batch)… ‖ marker`
+///
+/// The writer folder id is the random id of the coordination folder the writing process used
+/// (``KeyringStore``): a reader whose folder has another id knows that the group's writers do not
+/// all share its lock and counter, and says so instead of splitting silently.
 ///
 /// The records are sealed by ``RecordSealer`` as puts in batches of at most
 /// ``LogFormat/maximumBatchPlaintextByteCount`` of plaintext (usually one): a whole snapshot is
@@ -16,22 +21,20 @@
 /// authenticates the header and a BLAKE2b-256 of the batches' authentication tags (last 16
 /// bytes), so batches cannot be dropped, swapped in from an older snapshot or reordered, nor the
 /// header edited, unnoticed.
-///
-/// Format 1 (older versions, still read) has `(length u32le ‖ sealed record) × count` between the
-/// header and the marker: each record sealed on its own as a put with the snapshot's sequence
-/// number, and a marker that authenticates the header only.
 struct KeyringSnapshot: Sendable {
-    /// The format version written by this code.
-    static let formatVersion: UInt16 = 2
-    /// The oldest format version this code reads: records sealed one by one.
-    static let singleRecordFormatVersion: UInt16 = 1
+    /// The format version written and read by this code.
+    static let formatVersion: UInt16 = 3
     private static let magic = Array("STKS".utf8)
-    private static let headerByteCount = 4 + 2 + 8 + 4
+    /// The size of a writer folder id.
+    static let writerByteCount = 16
+    private static let headerByteCount = 4 + 2 + 8 + 4 + writerByteCount
 
     /// The group's generation this snapshot is: the number of committed transactions.
     var sequence: UInt64
     /// The records, by identity.
     var records: [RecordID: Record]
+    /// The id of the coordination folder of the process that wrote this snapshot (zeros: none).
+    var writer: [UInt8] = [UInt8](repeating: 0, count: KeyringSnapshot.writerByteCount)
 
     /// An empty group that has never been written.
     static let empty = KeyringSnapshot(sequence: 0, records: [:])
@@ -46,9 +49,9 @@ struct KeyringSnapshot: Sendable {
         }
     }
 
-    /// The sealed bytes of this snapshot (format 2).
+    /// The sealed bytes of this snapshot.
     func sealed(with sealer: RecordSealer) throws -> [UInt8] {
-        let header = Self.header(version: Self.formatVersion, sequence: sequence, count: records.count)
+        let header = Self.header(sequence: sequence, count: records.count, writer: writer)
         var output = header
         let puts = records.values.map(RecordChange.put)
         var tags: [UInt8] = []
@@ -80,7 +83,7 @@ struct KeyringSnapshot: Sendable {
         return output
     }
 
-    /// Opens a sealed snapshot of format 2 or 1.
+    /// Opens a sealed snapshot.
     ///
     /// - Throws: ``TokenCacheError/Code/unsupportedFormat`` for a newer format,
     ///   ``TokenCacheError/Code/storeCorrupted`` for anything malformed or failing to authenticate;
@@ -90,17 +93,15 @@ struct KeyringSnapshot: Sendable {
             throw corrupted("the keyring records item is not a SecureTokenCache snapshot")
         }
         let version = UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: 4, as: UInt16.self))
-        guard version == formatVersion || version == singleRecordFormatVersion else {
+        guard version == formatVersion else {
             throw TokenCacheError(
                 .unsupportedFormat,
-                "the keyring records item has format \(version); this version of the library reads formats 1 and 2"
+                "the keyring records item has format \(version); this version of the library reads format \(formatVersion) only: open the group with the version that wrote it"
             )
         }
         let sequence = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: 6, as: UInt64.self))
         let count = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 14, as: UInt32.self)))
-        if version == singleRecordFormatVersion {
-            return try openSingleRecords(bytes, sequence: sequence, count: count, with: sealer)
-        }
+        let writer = Array(bytes[18..<headerByteCount])
         var offset = headerByteCount
         var changes: [RecordChange] = []
         changes.reserveCapacity(min(count, bytes.count / RecordSealer.batchRecordOverhead))
@@ -126,7 +127,7 @@ struct KeyringSnapshot: Sendable {
         let marker = UnsafeRawBufferPointer(rebasing: bytes[offset...])
         guard
             sealer.openMarker(
-                marker, context: "STKS", associatedData: header(version: version, sequence: sequence, count: count) + digest)
+                marker, context: "STKS", associatedData: header(sequence: sequence, count: count, writer: writer) + digest)
         else {
             throw corrupted("the keyring records item failed to authenticate (damaged, truncated, or sealed with another key)")
         }
@@ -137,46 +138,15 @@ struct KeyringSnapshot: Sendable {
                 throw corrupted("the keyring records item holds a record that does not belong to it")
             }
         }
-        return KeyringSnapshot(sequence: sequence, records: records)
+        return KeyringSnapshot(sequence: sequence, records: records, writer: writer)
     }
 
-    /// Opens the records of a format 1 snapshot (each sealed on its own), after its header.
-    private static func openSingleRecords(
-        _ bytes: UnsafeRawBufferPointer, sequence: UInt64, count: Int, with sealer: RecordSealer
-    ) throws -> KeyringSnapshot {
-        var offset = headerByteCount
-        var records: [RecordID: Record] = [:]
-        var buffers = RecordSealer.OpeningBuffers()
-        defer { buffers.wipe() }
-        for _ in 0..<count {
-            guard bytes.count - offset >= 4 else { throw corrupted("the keyring records item is truncated") }
-            let length = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
-            offset += 4
-            guard bytes.count - offset >= length else { throw corrupted("the keyring records item is truncated") }
-            let opened = try sealer.open(UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + length)]), buffers: &buffers)
-            offset += length
-            guard opened.sequence == sequence, case .put(let record) = opened.change,
-                records.updateValue(record, forKey: record.id) == nil
-            else {
-                throw corrupted("the keyring records item holds a record that does not belong to it")
-            }
-        }
-        let marker = UnsafeRawBufferPointer(rebasing: bytes[offset...])
-        guard
-            sealer.openMarker(
-                marker, context: "STKS",
-                associatedData: header(version: singleRecordFormatVersion, sequence: sequence, count: count))
-        else {
-            throw corrupted("the keyring records item failed to authenticate (damaged, truncated, or sealed with another key)")
-        }
-        return KeyringSnapshot(sequence: sequence, records: records)
-    }
-
-    private static func header(version: UInt16, sequence: UInt64, count: Int) -> [UInt8] {
+    private static func header(sequence: UInt64, count: Int, writer: [UInt8]) -> [UInt8] {
         var header = magic
-        RecordSealer.appendLE(version, to: &header)
+        RecordSealer.appendLE(formatVersion, to: &header)
         RecordSealer.appendLE(sequence, to: &header)
         RecordSealer.appendLE(UInt32(count), to: &header)
+        header += writer
         return header
     }
 

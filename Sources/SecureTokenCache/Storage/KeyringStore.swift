@@ -1,3 +1,4 @@
+import Logging
 import Synchronization
 
 /// A group's sealed records kept in the freedesktop Secret Service (the desktop keyring).
@@ -5,8 +6,7 @@ import Synchronization
 /// The group has two items in the default collection, both with only the schema, the group and a
 /// role as attributes: its key (``KeyringKeyProvider``) and one "records" item holding a
 /// ``KeyringSnapshot`` of every record, sealed under that key. The item is the group's only
-/// source of truth. Its private runtime folder `$XDG_RUNTIME_DIR/secure-token-cache/<group>/`
-/// (0700, tmpfs) holds the group lock, the shared generation counter, and a sealed change journal
+/// source of truth. Its coordination folder (``GroupDirectory/keyring(root:name:)``, 0700) holds the group lock, the shared generation counter, and a sealed change journal
 /// (``KeyringJournal``) with a mapped copy of its newest transaction (``KeyringLastCommit``), all
 /// 0600.
 ///
@@ -27,11 +27,25 @@ import Synchronization
 final class KeyringStore: CacheStore {
     /// The group this store holds.
     let group: String
-    let storeDescription: StoreDescription
+    /// What the store is, with a warning when the group's writers do not all share this
+    /// process's coordination folder.
+    var storeDescription: StoreDescription {
+        var description = baseDescription
+        if let split = splitNotice.withLock({ $0 }) { description.warnings.append(split) }
+        return description
+    }
+    private let baseDescription: StoreDescription
+    /// The id of this process's coordination folder, recorded in every snapshot it writes.
+    private let folderID: [UInt8]
+    /// Set when an item was found written by a process that used another coordination folder.
+    private let splitNotice = Mutex<String?>(nil)
+    private let logger: Logger
 
     private let client: KeyringClient
     private let sealer: RecordSealer
-    private let lock: KeyringGroupLock
+    let groupDirectory: GroupDirectory?
+    private let lock: FileLock
+    private let lockTimeout: Duration
     private let counter: KeyringGenerationCounter
     private let journal: KeyringJournal
     /// The newest whole state of the group this store has seen, and where its generation ends in
@@ -62,8 +76,8 @@ final class KeyringStore: CacheStore {
     ///
     /// - Parameters:
     ///   - options: time limits and whether an unlock prompt may be shown.
-    ///   - runtimeDirectory: where the lock, counter and journal folder goes; `nil` means
-    ///     `$XDG_RUNTIME_DIR`.
+    ///   - root: the file-store root under which the group's coordination folder is (see
+    ///     ``GroupDirectory/keyring(root:name:)``); `nil` means ``GroupDirectory/defaultRoot()``.
     ///   - lockTimeout: how long a write waits for another process's write.
     ///   - journalSizeLimit: the journal size past which the next write starts a new journal.
     /// - Throws: ``TokenCacheError`` — ``TokenCacheError/Code/noSessionBus``,
@@ -72,30 +86,37 @@ final class KeyringStore: CacheStore {
     init(
         group: String,
         options: KeyringOptions = KeyringOptions(),
-        runtimeDirectory: String? = nil,
+        root: String? = nil,
         lockTimeout: Duration = .seconds(10),
-        journalSizeLimit: Int = KeyringJournal.defaultSizeLimit
+        journalSizeLimit: Int = KeyringJournal.defaultSizeLimit,
+        logger: Logger = Logger(label: "SecureTokenCache", factory: { _ in SwiftLogNoOpLogHandler() })
     ) throws {
-        try KeyringGroupDirectory.validateGroupName(group)
+        self.logger = logger
+        try GroupName.validate(group)
         self.group = group
         client = KeyringClient(schema: .group, options: options)
         // Availability first: "no bus", "no service" and "locked" are the answers a caller acts on.
         try client.requireUnlocked()
-        let directory = try KeyringGroupDirectory(group: group, runtimeDirectory: runtimeDirectory)
-        lock = KeyringGroupLock(directory: directory, timeout: lockTimeout)
+        let directory = try GroupDirectory.keyring(root: root ?? GroupDirectory.defaultRoot(), name: group)
+        try directory.createIfNeeded()
+        groupDirectory = directory
+        folderID = try directory.identity()
+        lock = FileLock(path: directory.file("lock"), purpose: "the group \(group)")
+        self.lockTimeout = lockTimeout
         counter = try KeyringGenerationCounter(directory: directory)
-        let key = try KeyringKeyProvider(group: group, client: client, lock: lock).groupKey()
+        let key = try KeyringKeyProvider(group: group, client: client, lock: lock, lockTimeout: lockTimeout).groupKey()
         sealer = try RecordSealer(groupKey: key, groupName: group)
         journal = KeyringJournal(directory: directory, sealer: sealer, sizeLimit: journalSizeLimit)
-        storeDescription = StoreDescription(
+        baseDescription = StoreDescription(
             kind: .keyring,
             location: "Secret Service default collection, schema \(KeyringSchema.group.name), group \(group)",
             protection: KeyringKeyProvider.protectionLevel,
-            reason: "a keyring store was requested"
+            reason: "a keyring store was requested",
+            coordinationDirectory: directory.path
         )
-        // A fresh counter file (XDG_RUNTIME_DIR is emptied at logout) starts at 0 while the
-        // keyring keeps its sequence: catch the counter up once, so readers do not re-read.
-        try lock.withLock {
+        // A fresh counter file (its folder was removed) starts at 0 while the keyring keeps its
+        // sequence: catch the counter up once, so readers do not re-read.
+        try lock.withLock(timeout: lockTimeout) {
             let snapshot = try readSnapshot()
             if counter.load() < snapshot.sequence { counter.store(snapshot.sequence) }
             remember(snapshot, position: journal.position(of: snapshot.sequence))
@@ -129,6 +150,7 @@ final class KeyringStore: CacheStore {
         let snapshot = try client.withSecret(attributes: recordsAttributes) { bytes in
             try KeyringSnapshot.open(bytes, with: sealer)
         }
+        if let snapshot { noticeSplit(snapshot) }
         guard let snapshot else {
             guard published == 0 else {
                 throw TokenCacheError(
@@ -145,6 +167,22 @@ final class KeyringStore: CacheStore {
             )
         }
         return snapshot
+    }
+
+    /// Reports (once) an item written by a process whose coordination folder is not this one's:
+    /// such writers take another lock and bump another counter, so neither side sees the other's
+    /// commits at once and their refreshes are not single-flight.
+    private func noticeSplit(_ snapshot: KeyringSnapshot) {
+        guard snapshot.sequence > 0, snapshot.writer != folderID,
+            snapshot.writer != [UInt8](repeating: 0, count: KeyringSnapshot.writerByteCount)
+        else { return }
+        let message =
+            "the keyring group \(group) was last written by a process that coordinates in another folder than this process's (another HOME, XDG_DATA_HOME or --directory, or this folder was recreated since): open the group with the same data folder in every process"
+        let first = splitNotice.withLock { notice in
+            defer { notice = message }
+            return notice == nil
+        }
+        if first { logger.warning("\(message)") }
     }
 
     func currentGeneration() -> UInt64 { counter.load() }
@@ -185,7 +223,7 @@ final class KeyringStore: CacheStore {
     }
 
     func transact(since cursor: StoreCursor, _ body: (StoreTransaction) throws -> [RecordChange]) throws -> StoreCursor {
-        try lock.withLock {
+        try lock.withLock(timeout: lockTimeout) {
             let file = journal.openForWriting()
             var state = try writerState(file, since: cursor)
             let before = self.cursor(state.snapshot.sequence, position: state.appendAt ?? 0)
@@ -202,6 +240,7 @@ final class KeyringStore: CacheStore {
             }
             state.snapshot.apply(changes)
             state.snapshot.sequence += 1
+            state.snapshot.writer = folderID
             let generation = state.snapshot.sequence
             let sealed = try state.snapshot.sealed(with: sealer)
             // Batch frames before the item, commit frame after: a journal ending with a commit

@@ -14,6 +14,8 @@ final class MemoryStore: CacheStore {
     private let generation = Atomic<UInt64>(0)
 
     let storeDescription: StoreDescription
+    /// None: only this process sees the group.
+    var groupDirectory: GroupDirectory? { nil }
 
     init(name: String) {
         storeDescription = StoreDescription(

@@ -1,15 +1,27 @@
 import Glibc
 
-/// A file-stored group's directory, `<root>/<group name>/`, mode `0700`, holding `header`, `log`,
-/// `state`, `lock` and, after damage was found, `quarantine/`.
-struct GroupDirectory: Sendable {
+/// The folder of one group: where every process that opens the group finds the group's files,
+/// whatever its environment says, because the path is made from the group's name and the root
+/// it lives under, nothing else.
+///
+/// - A file-store group's folder is `<root>/<group>/`, mode `0700`, holding `header`, `log`,
+///   `state`, `lock`, the refresh locks and, after damage was found, `quarantine/`.
+/// - A keyring group's folder is `<root>/.<group>.keyring/`, mode `0700`, holding what processes
+///   must agree on besides the Secret Service item: the group lock, the refresh locks, the shared
+///   generation counter and the change journal. It sits under the same root as file groups (and
+///   as the marker that says the group lives in the keyring) rather than in `$XDG_RUNTIME_DIR`,
+///   which differs between a desktop session, a cron job, `sudo -u` and an SSH login of one user:
+///   processes that disagree on the folder would take different locks, and each redeem the same
+///   refresh token.
+///
+/// A relative root is made absolute when the directory is made, so a later `chdir` cannot move it.
+struct GroupDirectory: Sendable, Hashable {
     /// The directory holding every group.
     let root: String
     /// The group's name (a single path component).
     let name: String
-
-    /// The group directory's path.
-    var path: String { root + "/" + name }
+    /// The group folder's path.
+    let path: String
 
     /// The path of `file` inside the group.
     func file(_ file: String) -> String { path + "/" + file }
@@ -35,17 +47,68 @@ struct GroupDirectory: Sendable {
         return home + "/.local/share/secure-token-cache"
     }
 
-    /// A group directory, after checking that `name` is one safe path component.
+    /// The folder of the file-store group `name` under `root`.
+    ///
+    /// - Throws: ``TokenCacheError/Code/invalidArgument`` for a bad name or an empty root.
     init(root: String, name: String) throws {
-        guard !name.isEmpty, name.utf8.count <= 200, !name.hasPrefix("."), !name.contains("/"),
-            name.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7F })
-        else {
-            throw TokenCacheError(
-                .invalidArgument, "a group name must be 1-200 printable characters without '/' and not start with '.'")
-        }
+        try self.init(root: root, name: name, folder: name)
+    }
+
+    /// The coordination folder of the keyring group `name`, under the file-store root `root`.
+    ///
+    /// - Throws: ``TokenCacheError/Code/invalidArgument`` for a bad name or an empty root.
+    static func keyring(root: String, name: String) throws -> GroupDirectory {
+        try GroupDirectory(root: root, name: name, folder: "." + name + ".keyring")
+    }
+
+    private init(root: String, name: String, folder: String) throws {
+        try GroupName.validate(name)
         guard !root.isEmpty else { throw TokenCacheError(.invalidArgument, "the root directory path is empty") }
-        self.root = root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root
+        var absolute = root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root
+        if !absolute.hasPrefix("/") {
+            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            guard getcwd(&buffer, buffer.count) != nil else {
+                throw SystemCall.error("getcwd", "making the cache directory \(root) absolute")
+            }
+            let cwd = String(cString: buffer)
+            absolute = (cwd == "/" ? "" : cwd) + "/" + (absolute == "." ? "" : absolute)
+            if absolute.count > 1 && absolute.hasSuffix("/") { absolute.removeLast() }
+        }
+        self.root = absolute
         self.name = name
+        path = absolute + "/" + folder
+    }
+
+    /// Creates the root (and missing parents, `0700`) and the group folder (`0700`) if needed,
+    /// then checks the folder as ``checkSecure()`` does.
+    func createIfNeeded() throws {
+        try createRoot()
+        if mkdir(path, 0o700) != 0, errno != EEXIST { throw SystemCall.error("mkdir", "creating \(path)") }
+        try checkSecure()
+    }
+
+    /// The folder's identity: 16 random bytes in its file `id` (0600), made by the first process
+    /// that asks. Two processes that use one folder, by whatever path, read the same id; a process
+    /// that finds another id recorded for the group knows that it coordinates elsewhere.
+    func identity() throws -> [UInt8] {
+        let count = KeyringSnapshot.writerByteCount
+        if let fd = try? openFile("id", O_RDONLY, "reading the group folder's id") {
+            defer { close(fd) }
+            let bytes = try SystemCall.readAll(fd, "reading the group folder's id")
+            guard bytes.count == count else {
+                throw TokenCacheError(.storeCorrupted, "\(file("id")) is damaged; remove it (a new one is made)")
+            }
+            return bytes
+        }
+        // Written aside and linked into place, so no reader ever sees a half-written id.
+        let fresh = try Sodium.randomBytes(count)
+        let temporary = file("id.new-\(getpid())-" + SecretFingerprint.hex(try Sodium.randomBytes(4)))
+        try SystemCall.writeNewFile(temporary, fresh, "writing the group folder's id")
+        defer { unlink(temporary) }
+        if link(temporary, file("id")) != 0, errno != EEXIST { throw SystemCall.error("link", "writing the group folder's id") }
+        let fd = try openFile("id", O_RDONLY, "reading the group folder's id")
+        defer { close(fd) }
+        return try SystemCall.readAll(fd, "reading the group folder's id")
     }
 
     /// Creates the root directory (and missing parents) with mode `0700`.
