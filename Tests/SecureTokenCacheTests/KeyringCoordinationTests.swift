@@ -63,15 +63,29 @@ import Testing
         #expect(error?.code == .insecurePermissions)
     }
 
-    @Test func theCounterIsSharedBetweenMappings() throws {
+    @Test func theGenerationIsSharedBetweenMappingsAndMadeOnce() throws {
         let directory = try GroupDirectory.keyring(root: root, name: "counting")
         try directory.createIfNeeded()
-        let first = try KeyringGenerationCounter(directory: directory)
-        let second = try KeyringGenerationCounter(directory: directory)
-        #expect(first.load() == 0)
-        first.store(41)
-        #expect(second.load() == 41)
-        second.store(42)
-        #expect(first.load() == 42)
+        let first = try SharedState(directory: directory, creating: true)
+        let second = try SharedState(directory: directory, creating: true)
+        #expect(first.loadGeneration() == 0)
+        first.storeGeneration(41)
+        #expect(second.loadGeneration() == 41)
+        #expect(second.bumpGeneration() == 42)
+        #expect(first.loadGeneration() == 42)
+        // Creating again finds the file: it is never made twice or reset.
+        #expect(try SharedState(directory: directory, creating: true).loadGeneration() == 42)
+        let mode = try FileManager.default.attributesOfItem(atPath: directory.file("state"))[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+    }
+
+    @Test func aStateFileOfAnotherSizeIsRefusedBeforeItIsMapped() throws {
+        let directory = try GroupDirectory.keyring(root: root, name: "short")
+        try directory.createIfNeeded()
+        #expect(
+            FileManager.default.createFile(
+                atPath: directory.file("state"), contents: Data("STCSTATE".utf8), attributes: [.posixPermissions: 0o600]))
+        let error = #expect(throws: TokenCacheError.self) { try SharedState(directory: directory, creating: true) }
+        #expect(error?.code == .storeCorrupted)
     }
 }

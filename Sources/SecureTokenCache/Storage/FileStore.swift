@@ -183,7 +183,7 @@ final class FileStore: CacheStore {
         self.sealer = sealer
         groupID = header.groupID
         do {
-            state = try SharedState(path: directory.file("state"))
+            state = try SharedState(directory: directory)
         } catch let error as TokenCacheError where error.code == .storeCorrupted {
             throw Self.quarantined(error, file: "state", in: directory)
         }

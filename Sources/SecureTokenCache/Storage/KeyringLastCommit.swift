@@ -18,9 +18,9 @@ import Glibc
 ///
 /// Only the lock holder writes it: it clears the word, writes the frames, sets the word, and then
 /// (the caller) publishes the generation. So a reader that sees the counter at a generation finds
-/// that generation's copy, a newer one or none, never an older one. The file is never shrunk while mapped (that would raise SIGBUS); a file of another
-/// kind, owner or mode is not used.
-final class KeyringLastCommit: @unchecked Sendable {
+/// that generation's copy, a newer one or none, never an older one. A file of another kind,
+/// owner, mode or size is not used.
+final class KeyringLastCommit: Sendable {
     /// The file's name in the group's coordination folder.
     static let fileName = "last-commit"
     /// The size of the file and its mapping.
@@ -31,29 +31,21 @@ final class KeyringLastCommit: @unchecked Sendable {
     static let capacity = byteCount - headerByteCount
     private static let countBits: UInt64 = 20
 
-    private let mapping: UnsafeMutableRawPointer
+    private let mapping: SharedMapping
     private let word: UnsafeAtomic<UInt64>
 
-    /// Maps (creating it if needed) the copy of the group whose coordination folder is `directory`, or
-    /// returns `nil` if that cannot be done or the file there is not a regular file of this user
-    /// with mode 0600 (or stricter): the store then works without it.
+    /// Maps (creating it if needed) the copy of the group whose coordination folder is
+    /// `directory`, or returns `nil` if that cannot be done or the file there is not a regular
+    /// file of this user with mode 0600 and the expected size: the store then works without it.
     init?(directory: GroupDirectory) {
-        let fd = open(directory.file(Self.fileName), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid(), info.st_mode & 0o077 == 0
+        guard
+            let mapping = try? SharedMapping(
+                path: directory.file(Self.fileName), byteCount: Self.byteCount,
+                initialBytes: [UInt8](repeating: 0, count: Self.byteCount), "mapping the last-commit copy")
         else { return nil }
-        // Growing a new file to its size is idempotent, so racing creators agree.
-        if info.st_size < off_t(Self.byteCount), ftruncate(fd, off_t(Self.byteCount)) != 0 { return nil }
-        guard let mapped = mmap(nil, Self.byteCount, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), mapped != MAP_FAILED else {
-            return nil
-        }
-        mapping = mapped
-        word = UnsafeAtomic(at: mapped.bindMemory(to: UInt64.AtomicRepresentation.self, capacity: 1))
+        self.mapping = mapping
+        word = mapping.word(at: 0)
     }
-
-    deinit { munmap(mapping, Self.byteCount) }
 
     /// Makes `committed` the copy (lock holder only, before publishing its generation); with
     /// `nil`, or a transaction too large to copy, leaves no copy.
@@ -65,7 +57,7 @@ final class KeyringLastCommit: @unchecked Sendable {
             committed.start < 1 << (64 - Self.countBits)
         else { return }
         committed.frames.withUnsafeBytes { frames in
-            (mapping + Self.headerByteCount).copyMemory(from: frames.baseAddress!, byteCount: frames.count)
+            (mapping.base + Self.headerByteCount).copyMemory(from: frames.baseAddress!, byteCount: frames.count)
         }
         word.store(committed.start << Self.countBits | UInt64(committed.frames.count), ordering: .releasing)
     }
@@ -78,7 +70,7 @@ final class KeyringLastCommit: @unchecked Sendable {
         guard count > 0, count <= Self.capacity else { return nil }
         let frames = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
             UnsafeMutableRawBufferPointer(buffer).copyMemory(
-                from: UnsafeRawBufferPointer(start: mapping + Self.headerByteCount, count: count))
+                from: UnsafeRawBufferPointer(start: mapping.base + Self.headerByteCount, count: count))
             initialized = count
         }
         return (frames, value >> Self.countBits)

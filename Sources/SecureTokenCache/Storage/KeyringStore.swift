@@ -6,7 +6,8 @@ import Synchronization
 /// The group has two items in the default collection, both with only the schema, the group and a
 /// role as attributes: its key (``KeyringKeyProvider``) and one "records" item holding a
 /// ``KeyringSnapshot`` of every record, sealed under that key. The item is the group's only
-/// source of truth. Its coordination folder (``GroupDirectory/keyring(root:name:)``, 0700) holds the group lock, the shared generation counter, and a sealed change journal
+/// source of truth. Its coordination folder (``GroupDirectory/keyring(root:name:)``, 0700) holds
+/// the group lock, the shared generation (``SharedState``), and a sealed change journal
 /// (``KeyringJournal``) with a mapped copy of its newest transaction (``KeyringLastCommit``), all
 /// 0600.
 ///
@@ -46,7 +47,8 @@ final class KeyringStore: CacheStore {
     let groupDirectory: GroupDirectory?
     private let lock: FileLock
     private let lockTimeout: Duration
-    private let counter: KeyringGenerationCounter
+    /// The group's shared generation (the page in its coordination folder).
+    private let shared: SharedState
     private let journal: KeyringJournal
     /// The newest whole state of the group this store has seen, and where its generation ends in
     /// the journal: a writer brings it up to date from the journal instead of reading the item.
@@ -103,7 +105,7 @@ final class KeyringStore: CacheStore {
         folderID = try directory.identity()
         lock = FileLock(path: directory.file("lock"), purpose: "the group \(group)")
         self.lockTimeout = lockTimeout
-        counter = try KeyringGenerationCounter(directory: directory)
+        shared = try SharedState(directory: directory, creating: true)
         let key = try KeyringKeyProvider(group: group, client: client, lock: lock, lockTimeout: lockTimeout).groupKey()
         sealer = try RecordSealer(groupKey: key, groupName: group)
         journal = KeyringJournal(directory: directory, sealer: sealer, sizeLimit: journalSizeLimit)
@@ -118,7 +120,7 @@ final class KeyringStore: CacheStore {
         // sequence: catch the counter up once, so readers do not re-read.
         try lock.withLock(timeout: lockTimeout) {
             let snapshot = try readSnapshot()
-            if counter.load() < snapshot.sequence { counter.store(snapshot.sequence) }
+            if shared.loadGeneration() < snapshot.sequence { shared.storeGeneration(snapshot.sequence) }
             remember(snapshot, position: journal.position(of: snapshot.sequence))
             opened.withLock { $0 = snapshot }
         }
@@ -146,7 +148,7 @@ final class KeyringStore: CacheStore {
     /// Reads and opens the records item (one D-Bus lookup).
     private func readSnapshot() throws -> KeyringSnapshot {
         itemReadCount.add(1, ordering: .relaxed)
-        let published = counter.load()
+        let published = shared.loadGeneration()
         let snapshot = try client.withSecret(attributes: recordsAttributes) { bytes in
             try KeyringSnapshot.open(bytes, with: sealer)
         }
@@ -185,13 +187,13 @@ final class KeyringStore: CacheStore {
         if first { logger.warning("\(message)") }
     }
 
-    func currentGeneration() -> UInt64 { counter.load() }
+    func currentGeneration() -> UInt64 { shared.loadGeneration() }
 
     func load() throws -> ([Record], StoreCursor) {
         // The engine loads right after opening: the item read then (under the lock) is still the
         // group's state if no commit came since, and a second D-Bus read would only repeat it.
         let snapshot: KeyringSnapshot
-        if let fresh = opened.withLock({ $0.take() }), fresh.sequence == counter.load() {
+        if let fresh = opened.withLock({ $0.take() }), fresh.sequence == shared.loadGeneration() {
             snapshot = fresh
         } else {
             snapshot = try readSnapshot()
@@ -202,7 +204,7 @@ final class KeyringStore: CacheStore {
     }
 
     func update(since cursor: StoreCursor) throws -> StoreUpdate {
-        let published = counter.load()
+        let published = shared.loadGeneration()
         guard cursor.generation != published else { return .unchanged(cursor) }
         if cursor.epoch == 0, cursor.generation < published,
             let (changes, position) = journal.changes(after: cursor.generation, hint: cursor.position, through: published)
@@ -257,7 +259,7 @@ final class KeyringStore: CacheStore {
             let position = pending.flatMap { journal.commit($0) }?.end ?? 0
             // Published only after the Secret Service accepted the item (and the journal holds the
             // commit): readers never see a generation whose data is not there.
-            counter.store(generation)
+            shared.storeGeneration(generation)
             remember(state.snapshot, position: position)
             return self.cursor(generation, position: position)
         }
@@ -268,7 +270,7 @@ final class KeyringStore: CacheStore {
     /// up. From the newest state seen plus the journal when the journal reaches the counter and
     /// ends cleanly (no writer stopped half-way); else from the records item.
     private func writerState(_ file: KeyringJournalFile?, since cursor: StoreCursor) throws -> WriterState {
-        let published = counter.load()
+        let published = shared.loadGeneration()
         // Taken out, so applying the journal changes it in place instead of copying it; the
         // caller remembers the state it ends with.
         var kept = known.withLock { $0.take() }

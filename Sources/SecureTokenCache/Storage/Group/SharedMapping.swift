@@ -1,0 +1,62 @@
+import Atomics
+import Glibc
+
+/// A small file of a group mapped `MAP_SHARED` by every process that opens the group: what a
+/// reader checks with one atomic load and no system call. The one place where a group file is
+/// mapped, so the checks (a regular file of this user, mode 0600, the expected size) are made
+/// once for every such file.
+///
+/// The file is never shrunk while mapped (that would raise SIGBUS): a file of the wrong size is
+/// refused before it is mapped. The mapping lives until `deinit`.
+final class SharedMapping: @unchecked Sendable {
+    /// The start of the mapping.
+    let base: UnsafeMutableRawPointer
+    /// The size of the file and of the mapping.
+    let byteCount: Int
+
+    /// Maps the file at `path`. With `initialBytes`, a missing file is first created holding
+    /// them, written aside and linked into place so no process ever maps a half-written file
+    /// (racing creators agree: one link wins, the others map it).
+    ///
+    /// - Throws: ``TokenCacheError/Code/storeCorrupted`` for a file of another size,
+    ///   ``TokenCacheError/Code/insecurePermissions`` for one that is not a regular file of this
+    ///   user with mode 0600, ``TokenCacheError/Code/ioFailure`` (or `.notFound`-like `ioFailure`
+    ///   with ENOENT when the file is missing and nothing may be created).
+    init(path: String, byteCount: Int, initialBytes: [UInt8]? = nil, _ what: String) throws {
+        if let initialBytes, try SystemCall.lstat(path, what) == nil {
+            let temporary = path + ".new-\(getpid())-" + SecretFingerprint.hex(try Sodium.randomBytes(4))
+            try SystemCall.writeNewFile(temporary, initialBytes, what)
+            defer { unlink(temporary) }
+            if link(temporary, path) != 0, errno != EEXIST { throw SystemCall.error("link", what) }
+        }
+        let fd = try SystemCall.open(path, O_RDWR | O_NOFOLLOW, 0, what)
+        defer { close(fd) }
+        let info = try SystemCall.fstat(fd, what)
+        guard info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid(), info.st_mode & 0o077 == 0 else {
+            throw TokenCacheError(.insecurePermissions, "\(path) must be a regular file owned by you with mode 0600")
+        }
+        guard info.st_size == off_t(byteCount) else {
+            throw TokenCacheError(.storeCorrupted, "\(path) has the wrong size (\(info.st_size) bytes, not \(byteCount))")
+        }
+        guard let mapped = mmap(nil, byteCount, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), mapped != MAP_FAILED else {
+            throw SystemCall.error("mmap", what)
+        }
+        base = mapped
+        self.byteCount = byteCount
+    }
+
+    deinit {
+        munmap(base, byteCount)
+    }
+
+    /// The 64-bit word at `offset` (a multiple of 8), for atomic loads and stores.
+    func word(at offset: Int) -> UnsafeAtomic<UInt64> {
+        precondition(offset % 8 == 0 && offset + 8 <= byteCount)
+        return UnsafeAtomic(at: (base + offset).bindMemory(to: UnsafeAtomic<UInt64>.Storage.self, capacity: 1))
+    }
+
+    /// Writes the mapping back to the file and waits for it (so it survives a power loss).
+    func sync() {
+        msync(base, byteCount, MS_SYNC)
+    }
+}

@@ -1,0 +1,80 @@
+import Atomics
+import Glibc
+
+/// A group's shared state page, `state` in the group's folder, mapped by every process that opens
+/// the group (see ``SharedMapping``): the generation every store's readers compare with their
+/// snapshot, and the file store's published log end.
+///
+/// Layout (32 bytes): `"STCSTATE"` ‖ generation u64 (bumped by every commit) ‖ commit word u64
+/// (see ``CommitWord``; the file store's, zero for the keyring store) ‖ 8 zero bytes. Both words
+/// are read and written with atomics, so a reader's freshness check is one atomic load and never
+/// waits for a writer; only the lock holder stores.
+final class SharedState: Sendable {
+    /// The file's name in the group's folder.
+    static let fileName = "state"
+    /// The file's size.
+    static let byteCount = 32
+    static let magic = Array("STCSTATE".utf8)
+
+    private let mapping: SharedMapping
+    private let generation: UnsafeAtomic<UInt64>
+    private let commitWord: UnsafeAtomic<UInt64>
+
+    /// The initial contents of a state file: generation 0 and `word` (or a zero word).
+    static func initialBytes(_ word: CommitWord?) -> [UInt8] {
+        var bytes = magic
+        RecordSealer.appendLE(UInt64(0), to: &bytes)
+        RecordSealer.appendLE(word?.raw ?? 0, to: &bytes)
+        bytes += [UInt8](repeating: 0, count: byteCount - bytes.count)
+        return bytes
+    }
+
+    /// Maps the state file of the group in `directory`; with `creating`, a missing one is made
+    /// first with ``initialBytes(_:)`` of no commit word (the keyring store's, which a process
+    /// makes on first use).
+    ///
+    /// - Throws: ``TokenCacheError/Code/storeCorrupted`` if it has the wrong size or magic (the
+    ///   file store quarantines it), and the errors of ``SharedMapping``.
+    init(directory: GroupDirectory, creating: Bool = false) throws {
+        let path = directory.file(Self.fileName)
+        let mapping = try SharedMapping(
+            path: path, byteCount: Self.byteCount, initialBytes: creating ? Self.initialBytes(nil) : nil,
+            "mapping the group's state file \(path)")
+        guard UnsafeRawBufferPointer(start: mapping.base, count: 8).elementsEqual(Self.magic) else {
+            throw TokenCacheError(.storeCorrupted, "the group's state file \(path) is damaged (bad magic)")
+        }
+        self.mapping = mapping
+        generation = mapping.word(at: 8)
+        commitWord = mapping.word(at: 16)
+    }
+
+    /// The generation: one atomic load.
+    func loadGeneration() -> UInt64 {
+        generation.load(ordering: .acquiring)
+    }
+
+    /// Adds one to the generation and returns the new value (lock holder only).
+    func bumpGeneration() -> UInt64 {
+        generation.wrappingIncrementThenLoad(ordering: .releasing)
+    }
+
+    /// Publishes `value` as the generation (lock holder only, after the commit is durable).
+    func storeGeneration(_ value: UInt64) {
+        generation.store(value, ordering: .releasing)
+    }
+
+    /// The published commit word. Throws ``TokenCacheError/Code/storeCorrupted`` if it is damaged.
+    func loadCommitWord() throws -> CommitWord {
+        guard let word = CommitWord(raw: commitWord.load(ordering: .acquiring)) else {
+            throw TokenCacheError(.storeCorrupted, "the group's state file is damaged (commit word check failed)")
+        }
+        return word
+    }
+
+    /// Publishes a new commit word (lock holder only). With `durable`, also writes the page back
+    /// to disk (after a compaction, so the new epoch survives a power loss).
+    func publish(_ word: CommitWord, durable: Bool) {
+        commitWord.store(word.raw, ordering: .releasing)
+        if durable { mapping.sync() }
+    }
+}
