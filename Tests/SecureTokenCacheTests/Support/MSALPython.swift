@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import SecureTokenCache
@@ -11,8 +12,7 @@ import Testing
 /// missing interpreter or msal fails the tests (in CI, `CI=true`, and locally alike), with a
 /// message that says how to fix it.
 enum MSALPython {
-    static let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
+    static let repositoryRoot = PackageRoot.url
     static let supportDirectory = repositoryRoot.appendingPathComponent("Tests/Support")
 
     struct Failure: Error, CustomStringConvertible {

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import SecureTokenCache
@@ -12,8 +13,7 @@ import Testing
 /// its control endpoints.
 final class FakeAuthority: Sendable {
     static let familyClients = [Fixtures.clientA, Fixtures.clientB]
-    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Support/fake_authority.py").path
+    static let script = PackageRoot.url.appendingPathComponent("Tests/Support/fake_authority.py").path
 
     private let process: Process
     private let input: Pipe
@@ -118,46 +118,6 @@ final class FakeAuthority: Sendable {
                     continuation.resume(returning: ((response as? HTTPURLResponse)?.statusCode ?? 0, data ?? Data()))
                 }
             }.resume()
-        }
-    }
-}
-
-/// One in-memory group on a test clock, and a cache per client id: apps A and B of one family,
-/// C outside it.
-final class SilentWorld: Sendable {
-    let clock = TestClock()
-    let group: CacheGroup
-    let a: TokenCache
-    let b: TokenCache
-    let c: TokenCache
-
-    init() throws {
-        let clock = self.clock
-        // A name per test: the refresh lock is keyed by group name, and tests of one account
-        // must not wait for each other's refreshes. The lock folder goes in deinit.
-        let name = "silent-test-\(UUID().uuidString.prefix(8).lowercased())"
-        group = try CacheGroup(name: name, store: MemoryStore(name: name), clock: { clock.now })
-        a = try TokenCache(clientId: Fixtures.clientA, group: group)
-        b = try TokenCache(clientId: Fixtures.clientB, group: group)
-        c = try TokenCache(clientId: Fixtures.clientC, group: group)
-    }
-
-    deinit {
-        if let directory = try? RefreshLockFile.directory(group: group.name) {
-            try? FileManager.default.removeItem(atPath: directory)
-        }
-    }
-
-    /// Another app instance of `clientId` over the same group.
-    func cache(_ clientId: String) throws -> TokenCache { try TokenCache(clientId: clientId, group: group) }
-
-    /// The error `body` throws, as a `TokenCacheError`.
-    static func error(_ body: () async throws -> AuthenticationResult) async -> TokenCacheError? {
-        do {
-            _ = try await body()
-            return nil
-        } catch {
-            return error as? TokenCacheError
         }
     }
 }

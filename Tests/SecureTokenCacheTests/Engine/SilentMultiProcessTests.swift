@@ -9,7 +9,12 @@ import Testing
 /// Always runs: a missing `stc-demo` binary fails the tests.
 @Suite
 struct SilentMultiProcessTests {
-    static var demo: String? { SilentProcessGate.demo }
+    /// `stc-demo`, built next to the test bundle.
+    static let demo: String? = {
+        let path = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("stc-demo")
+            .path
+        return FileManager.default.isExecutableFile(atPath: path) ? path : nil
+    }()
 
     /// One group in a fresh folder, and a way to run an app's step on it.
     struct Apps {
@@ -97,15 +102,4 @@ struct SilentMultiProcessTests {
         // tokens) accepts it.
         #expect(try await apps.run(Fixtures.clientA, "token", ["--force-refresh"]).status == 0)
     }
-}
-
-/// Whether the multi-process tests can run in this build.
-enum SilentProcessGate {
-    /// `stc-demo`, built next to the test bundle.
-    static let demo: String? = {
-        let path = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("stc-demo")
-            .path
-        return FileManager.default.isExecutableFile(atPath: path) ? path : nil
-    }()
-
 }

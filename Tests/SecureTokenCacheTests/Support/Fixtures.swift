@@ -4,16 +4,6 @@ import Testing
 
 @testable import SecureTokenCache
 
-/// A deterministic random number generator (a linear congruential step, its high bits folded
-/// in), so a randomised test that fails replays.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-        return state ^ (state >> 29)
-    }
-}
-
 /// Test fixtures and builders shared by the suites.
 enum Fixtures {
     static let vectorNames = ["v1_single_account", "v2_two_accounts_two_tenants", "v3_foci_two_clients"]
@@ -83,21 +73,4 @@ enum Fixtures {
     ) throws -> TokenRequest {
         TokenRequest(clientId: client, authority: try Authority(authority), scopes: scopes, grantType: "authorization_code")
     }
-}
-
-/// A clock tests move by hand (msal-python event replays set it; expiry tests advance it).
-final class TestClock: Sendable {
-    private let seconds: Atomic<Int64>
-
-    init(_ start: Int64 = 1_700_000_000) { seconds = Atomic(start) }
-
-    var now: Int64 {
-        get { seconds.load(ordering: .relaxed) }
-        set { seconds.store(newValue, ordering: .relaxed) }
-    }
-
-    func advance(by delta: Int64) { seconds.add(delta, ordering: .relaxed) }
-
-    /// The clock as a `CacheGroup` clock.
-    var closure: @Sendable () -> Int64 { { [self] in self.now } }
 }

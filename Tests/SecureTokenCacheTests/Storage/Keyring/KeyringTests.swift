@@ -1,0 +1,12 @@
+import Foundation
+import Testing
+
+@testable import SecureTokenCache
+
+/// Every suite that needs the private test keyring, run one test at a time: some tests lock the
+/// collection or pause the daemon, which the others must not see.
+@Suite(
+    .serialized,
+    .enabled(if: KeyringTestSupport.keyringRequired, "needs scripts/with-keyring (STC_KEYRING_REQUIRED=1)")
+)
+struct KeyringTests {}
