@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Every command on a group that persists between invocations, in each store this build has.
@@ -6,7 +7,9 @@ import Testing
 /// Runs only when `CacheGroup.open` supports the file store or, inside `scripts/with-keyring`,
 /// the keyring store. Lead: once both are merged, drop the `.enabled` gate and the
 /// `StoreUnderTest.available` filter so a missing store fails instead of skipping.
-@Suite(.enabled(if: !StoreUnderTest.available.isEmpty, "needs the file or keyring store in CacheGroup.open"))
+@Suite(
+    .tags(.slow), .timeLimit(.minutes(5)),
+    .enabled(if: !StoreUnderTest.available.isEmpty, "needs the file or keyring store in CacheGroup.open"))
 struct PersistentGroupTests {
     /// One fresh group in one store.
     struct Group {

@@ -1,10 +1,11 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `list tokens` and `status` on a 10,000-token cache, whole process: every row listed, the counts
 /// right. The times are printed for information; `scripts/bench-cachetool` measures them on a
 /// release build (target: under a second).
-@Suite struct ScaleTests {
+@Suite(.tags(.slow), .timeLimit(.minutes(5))) struct ScaleTests {
     static let tokenCount = 10_000
 
     /// An MSAL JSON cache with `count` access tokens for 100 users of one client, plus their

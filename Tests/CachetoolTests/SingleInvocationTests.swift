@@ -1,9 +1,10 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Everything that works within one invocation: help, argument validation, exit codes,
 /// malformed input, `--from FILE` listings, `--json` forms, exports of a memory group.
-@Suite struct SingleInvocationTests {
+@Suite(.timeLimit(.minutes(3))) struct SingleInvocationTests {
     static let memory = ["--store", "memory"]
 
     /// A failure: the documented exit code, one line on stderr in cachetool's form, nothing on stdout.
@@ -207,7 +208,7 @@ import Testing
         expectFailure(try Cachetool.run(["show", "at-000000000000", "--from", file]), status: 3)
     }
 
-    @Test(arguments: TestFiles.vectorNames)
+    @Test(.tags(.slow), arguments: TestFiles.vectorNames)
     func showJSONMatchesTheHumanForm(name: String) throws {
         let file = TestFiles.vector(name).path
         let list = try #require(try Cachetool.run(["list", "all", "--from", file, "--json"]).json() as? [[String: Any]])
@@ -258,7 +259,7 @@ import Testing
         }
     }
 
-    @Test(arguments: TestFiles.vectorNames)
+    @Test(.tags(.slow), arguments: TestFiles.vectorNames)
     func noSecretInAnyOutputWithoutReveal(name: String) throws {
         let file = TestFiles.vector(name)
         let secrets = try TestFiles.secrets(in: file)
@@ -345,7 +346,9 @@ import Testing
         expectFailure(try Cachetool.run(["clear", "--client", "nobody"] + Self.memory), status: 3)
     }
 
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "needs util-linux script for a terminal"))
+    @Test(
+        .tags(.slow),
+        .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "needs util-linux script for a terminal"))
     func theTerminalHarnessWorks() throws {
         let run = try Cachetool.runOnTerminal(["clear", "--all"] + Self.memory, answer: "n\n")
         #expect(run.status == 0, "\(run)")

@@ -1,11 +1,12 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import SecureTokenCache
 
 /// Migration from ADAL for Python caches written by the real adal 1.2.7 against the fake
 /// authority: imported, found by username, redeemed silently, replaced by unified accounts.
-@Suite struct ADALMigrationTests {
+@Suite(.tags(.multiProcess), .timeLimit(.minutes(3))) struct ADALMigrationTests {
     @Test func aRealADALCacheIsMigratedFoundByUsernameAndRedeemed() async throws {
         let authority = try FakeAuthority()
         let tenant = Fixtures.tenant

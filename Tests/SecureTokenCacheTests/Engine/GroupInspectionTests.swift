@@ -3,7 +3,7 @@ import Testing
 @testable import SecureTokenCache
 
 /// The administrator's view of a group: entries, short ids, fingerprints, clearing.
-@Suite struct GroupInspectionTests {
+@Suite(.timeLimit(.minutes(1))) struct GroupInspectionTests {
     static let alice = "00000000-0000-0000-1111-000000000001.72f988bf-86f1-41af-91ab-2d7cd011db47"
 
     func v2(now: Int64 = 1_700_000_000) throws -> CacheGroup {

@@ -4,7 +4,7 @@ import Testing
 @testable import SecureTokenCache
 
 /// One test (or a few) per rule of "Our rules" in `cache-model.md`.
-@Suite struct RulesTests {
+@Suite(.timeLimit(.minutes(1))) struct RulesTests {
     static let home = "https://login.microsoftonline.com/\(Fixtures.tenant)"
     static let guest = "https://login.microsoftonline.com/\(Fixtures.guestTenant)"
     static let alice = "00000000-0000-0000-1111-000000000001"

@@ -1,11 +1,12 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import SecureTokenCache
 
 /// Silent acquisition against the fake authority on 127.0.0.1, with apps A and B of one FOCI
 /// family and C outside it sharing one in-memory group (issue 5).
-@Suite struct SilentAcquisitionTests {
+@Suite(.tags(.multiProcess), .timeLimit(.minutes(3))) struct SilentAcquisitionTests {
     let scopes: Scopes = ["User.Read"]
 
     @Test func aValidCachedTokenIsReturnedWithoutANetworkCall() async throws {

@@ -4,7 +4,7 @@ import Testing
 @testable import SecureTokenCache
 
 /// The token endpoint client's mapping of HTTP answers, and the refresh lock's files.
-@Suite struct SilentEndpointTests {
+@Suite(.timeLimit(.minutes(1))) struct SilentEndpointTests {
     func answer(_ status: Int, _ body: String) -> HTTPTransportResponse {
         HTTPTransportResponse(status: status, body: Array(body.utf8))
     }

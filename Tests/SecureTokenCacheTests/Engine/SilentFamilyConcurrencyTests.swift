@@ -1,10 +1,11 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import SecureTokenCache
 
 /// Family members refreshing at once share one rotating refresh token: they must queue.
-@Suite struct SilentFamilyConcurrencyTests {
+@Suite(.tags(.multiProcess), .timeLimit(.minutes(3))) struct SilentFamilyConcurrencyTests {
     @Test func aAndBRefreshingAtOnceNeverPresentASpentFamilyToken() async throws {
         let world = try SilentWorld()
         let authority = try FakeAuthority()

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import SecureTokenCache
@@ -7,8 +8,7 @@ import Testing
 /// over one file-store group, against the fake authority.
 ///
 /// Always runs: a missing `stc-demo` binary fails the tests.
-@Suite
-struct SilentMultiProcessTests {
+@Suite(.tags(.multiProcess), .timeLimit(.minutes(3))) struct SilentMultiProcessTests {
     /// `stc-demo`, built next to the test bundle.
     static let demo: String? = {
         let path = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("stc-demo")

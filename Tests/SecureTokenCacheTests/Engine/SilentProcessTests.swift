@@ -1,11 +1,12 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import SecureTokenCache
 
 /// The refresh lock excludes other processes (not just other tasks), and the demo binary runs:
 /// what the multi-process suite relies on, checked without the file store.
-@Suite struct SilentProcessTests {
+@Suite(.tags(.multiProcess), .timeLimit(.minutes(3))) struct SilentProcessTests {
     /// Runs `python3 -c script args...` and returns its exit status.
     static func python(_ script: String, _ arguments: [String]) async throws -> Int32 {
         let process = Process()

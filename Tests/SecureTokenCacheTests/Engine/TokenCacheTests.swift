@@ -3,7 +3,7 @@ import Testing
 
 @testable import SecureTokenCache
 
-@Suite struct TokenCacheTests {
+@Suite(.timeLimit(.minutes(1))) struct TokenCacheTests {
     @Test func anAuthorityNamingTheTenantByDomainFindsTokensStoredUnderItsTenantId() throws {
         let group = try Fixtures.group()
         let cache = try TokenCache(clientId: Fixtures.clientA, group: group)

@@ -8,7 +8,7 @@ import Testing
 /// `SlotFiling`), each typed entry made later, once, when asked for (`EntryTable`). These check
 /// that an index opened that way files every entry exactly as inserting the typed entries one by
 /// one does, whatever shape the members take, and that the tables underneath behave.
-@Suite struct BulkFilingTests {
+@Suite(.timeLimit(.minutes(1))) struct BulkFilingTests {
     /// One of `choices`, picked by `generator`.
     private static func pick<Value>(_ choices: [Value], _ generator: inout SeededGenerator) -> Value {
         choices[Int(generator.next() % UInt64(choices.count))]

@@ -4,7 +4,7 @@ import Testing
 
 /// `EntryMap` (the id map) behaves like a dictionary of entries by id, built from decoded
 /// chunks, through changes, removals and folds; copies keep their contents.
-@Suite struct EntryMapTests {
+@Suite(.timeLimit(.minutes(1))) struct EntryMapTests {
     private func entry(_ number: Int, kind: CredentialKind = .idToken, version: Int = 0) -> StoredEntry {
         let fields: JSONObject = [
             "credential_type": .string("IdToken"), "secret": .string("v\(version)"), "home_account_id": .string("u.t"),

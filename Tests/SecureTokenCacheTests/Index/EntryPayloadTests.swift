@@ -4,7 +4,7 @@ import Testing
 
 /// The binary entry records (format 2): every entry decodes to exactly what it was, typed the
 /// same way `init(fields:)` types it, and damage is an error, never a crash or a short entry.
-@Suite struct EntryPayloadTests {
+@Suite(.timeLimit(.minutes(1))) struct EntryPayloadTests {
     /// Every entry of every msal-python vector, plus entries with what other SDKs write.
     private func entries() throws -> [StoredEntry] {
         var all: [StoredEntry] = []

@@ -4,7 +4,7 @@ import Testing
 
 /// Opening a group files every entry in one pass (`Index.fileAll`); inserting the same entries
 /// one by one must give an index that answers every query the same.
-@Suite struct IndexBulkBuildTests {
+@Suite(.timeLimit(.minutes(1))) struct IndexBulkBuildTests {
     @Test func anImportNamingOneKeyInTwoSpellingsOfASectionKeepsTheLastEntry() throws {
         // `IdToken` and Go's `IDToken` are one section: the same key in both is one entry, and
         // the bulk filing of an import into an empty group must give what put-by-put gives.

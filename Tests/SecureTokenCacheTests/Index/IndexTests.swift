@@ -1,8 +1,9 @@
+import TestSupport
 import Testing
 
 @testable import SecureTokenCache
 
-@Suite struct IndexTests {
+@Suite(.timeLimit(.minutes(3))) struct IndexTests {
     private func stored(_ kind: CredentialKind, key: String, _ fields: JSONObject, ordinal: UInt64 = 1) -> StoredEntry {
         StoredEntry(id: EntryID(kind: kind, key: key), ordinal: ordinal, entry: CacheEntry(kind: kind, fields: fields))
     }
@@ -48,7 +49,7 @@ import Testing
         #expect(index.entries(account: "uid.utid").count == 2)
     }
 
-    @Test func aLargeGroupDecodesInParallelInRecordOrderAndFailsOnAnyDamagedRecord() throws {
+    @Test(.tags(.slow)) func aLargeGroupDecodesInParallelInRecordOrderAndFailsOnAnyDamagedRecord() throws {
         let count = RecordCodec.parallelDecodingThreshold + 7
         var records: [Record] = []
         for number in 0..<count {

@@ -4,7 +4,7 @@ import Testing
 
 /// `LayeredMap` behaves like a dictionary with value semantics, whatever mix of bulk-built base,
 /// changes, removals and folds it went through, and a copy never sees later changes.
-@Suite struct LayeredMapTests {
+@Suite(.timeLimit(.minutes(1))) struct LayeredMapTests {
     private func check(_ map: LayeredMap<CollidingKey, String>, equals reference: [CollidingKey: String]) {
         #expect(map.count == reference.count)
         #expect(map.isEmpty == reference.isEmpty)

@@ -3,7 +3,7 @@ import Testing
 @testable import SecureTokenCache
 
 /// Ingest: a token response plus its request become entries as `cache-model.md` says.
-@Suite struct IngestTests {
+@Suite(.timeLimit(.minutes(1))) struct IngestTests {
     static let home = "https://login.microsoftonline.com/\(Fixtures.tenant)"
     static let uid = "00000000-0000-0000-1111-000000000001"
 

@@ -4,7 +4,7 @@ import Testing
 
 /// Malformed token responses (issue 2, item 3) and malformed caches are rejected with a clear
 /// `TokenCacheError` and change nothing.
-@Suite struct MalformedInputTests {
+@Suite(.timeLimit(.minutes(1))) struct MalformedInputTests {
     static let good: JSONObject = {
         var fields: JSONObject = [
             "token_type": .string("Bearer"), "scope": .string("User.Read openid profile"), "expires_in": .number("3600"),

@@ -5,7 +5,7 @@ import Testing
 
 /// `CacheGroup.importADAL` on hand-written ADAL for Python caches: the mapping to the unified
 /// model, resources as scopes, and malformed files rejected with nothing imported.
-@Suite struct ADALImportTests {
+@Suite(.timeLimit(.minutes(1))) struct ADALImportTests {
     private func group() -> CacheGroup { CacheGroup(inMemory: "adal-import-\(UUID().uuidString.prefix(8))") }
 
     private func accessTokens(_ group: CacheGroup) throws -> [AccessToken] {

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import SecureTokenCache
@@ -7,7 +8,7 @@ import Testing
 /// (`TokenCache.add` and application flows against a fake token endpoint on 127.0.0.1) are
 /// imported, answered, exported byte for byte, and the engine's export is read back by msal-python
 /// with cache hits and no network call. One Python run builds every cache (`MSALPython.built()`).
-@Suite struct MSALPythonInteropTests {
+@Suite(.tags(.multiProcess), .timeLimit(.minutes(3))) struct MSALPythonInteropTests {
     static let addCaches = ["add_users", "add_adfs", "add_app_only"]
 
     @Test(arguments: MSALPython.cacheNames)

@@ -3,7 +3,7 @@ import Testing
 @testable import SecureTokenCache
 
 /// Caches written byte-for-byte by msal-python 1.39.0 (shared/vectors).
-@Suite struct MSALVectorTests {
+@Suite(.timeLimit(.minutes(1))) struct MSALVectorTests {
     @Test(arguments: Fixtures.vectorNames)
     func importThenExportIsByteIdentical(name: String) throws {
         let original = try Fixtures.vector(name)

@@ -2,7 +2,7 @@ import Testing
 
 @testable import SecureTokenCache
 
-@Suite struct ScopesTests {
+@Suite(.timeLimit(.minutes(1))) struct ScopesTests {
     @Test func matchingIsCaseInsensitiveAndIgnoresReservedScopes() {
         let stored = Scopes(target: "Mail.Read User.Read openid profile")
         #expect(Scopes(["user.read"]).isSubset(of: stored))

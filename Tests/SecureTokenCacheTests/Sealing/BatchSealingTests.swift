@@ -1,9 +1,10 @@
+import TestSupport
 import Testing
 
 @testable import SecureTokenCache
 
 /// Sealed batches: many records in one box, every byte authenticated, every length checked.
-@Suite struct BatchSealingTests {
+@Suite(.timeLimit(.minutes(3))) struct BatchSealingTests {
     let changes: [RecordChange] = [
         put("uid.utid-login.microsoftonline.com-accesstoken-client-tenant-user.read", #"{"secret":"eyJ0eXAi.token"}"#),
         put("uid.utid-login.microsoftonline.com-refreshtoken-client--", #"{"secret":"0.ARwA-refresh"}"#, kind: .refreshToken),
@@ -52,7 +53,7 @@ import Testing
         #expect(Array(hashes.dropFirst()) == changes.map { RecordNameHash.hash($0.id) })
     }
 
-    @Test func oneRecordAndLargeRecordsRoundTrip() throws {
+    @Test(.tags(.slow)) func oneRecordAndLargeRecordsRoundTrip() throws {
         let sealer = try RecordSealer(groupKey: SecretKey(), groupName: "group")
         let large = put("large", String(repeating: "x", count: 3 << 20))
         for batch in [[changes[0]], [large], [large, changes[1], large]] {

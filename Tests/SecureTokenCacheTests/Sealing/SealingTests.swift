@@ -2,7 +2,7 @@ import Testing
 
 @testable import SecureTokenCache
 
-@Suite struct SealingTests {
+@Suite(.timeLimit(.minutes(1))) struct SealingTests {
     let record = Record(
         id: RecordID(kind: .accessToken, name: "uid.utid-login.microsoftonline.com-accesstoken-client-tenant-user.read"),
         payload: Array(#"{"secret":"eyJ0eXAi.token.value"}"#.utf8)

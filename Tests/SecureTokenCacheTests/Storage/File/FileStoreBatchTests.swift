@@ -1,11 +1,12 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import SecureTokenCache
 
 /// The log's batch frames: what a write appends, how a large transaction is split, logs of older
 /// versions (one record frame per record), and compaction rewriting a log as batches.
-@Suite struct FileStoreBatchTests {
+@Suite(.timeLimit(.minutes(3))) struct FileStoreBatchTests {
     static let legacyTransactions: [[RecordChange]] = [
         [put("at-1", "token one"), put("rt-1", "refresh one", kind: .refreshToken), put("acct", "account", kind: .account)],
         [put("at-1", "token one, renewed"), delete("rt-1", kind: .refreshToken), put("at-2", "token two")],
@@ -27,7 +28,7 @@ import Testing
 
     /// A transaction of about 4 MiB goes out as several batch frames of at most 1 MiB of records
     /// and one commit; it opens on several threads, in order, whole.
-    @Test func aLargeTransactionIsSplitIntoBatchesThatOpenInOrder() throws {
+    @Test(.tags(.slow)) func aLargeTransactionIsSplitIntoBatchesThatOpenInOrder() throws {
         let tmp = TemporaryDirectory()
         let store = try FileStore(group: "g", keyProvider: testPassphrase(), root: tmp.path)
         let payload = String(repeating: "p", count: 1000)
@@ -69,7 +70,7 @@ import Testing
 
     /// A large transaction whose writer died before publishing it, damaged in one of its middle
     /// batches: the next opener keeps what was published and cuts the rest.
-    @Test func aDamagedUnpublishedLargeTransactionIsCutOff() throws {
+    @Test(.tags(.slow)) func aDamagedUnpublishedLargeTransactionIsCutOff() throws {
         let tmp = TemporaryDirectory()
         let store = try FileStore(group: "g", keyProvider: testPassphrase(), root: tmp.path)
         try store.commit([put("kept", "k")])
@@ -153,7 +154,7 @@ import Testing
 
     /// Every byte of a legacy log is still protected: a flip gives the same contents or a clear
     /// error, never other contents.
-    @Test func everyFlippedByteOfALegacyLogIsDetected() throws {
+    @Test(.tags(.slow)) func everyFlippedByteOfALegacyLogIsDetected() throws {
         let tmp = TemporaryDirectory()
         let keyPath = tmp.path + "/group.key"
         try LegacyLog.write(Self.legacyTransactions, group: "old", root: tmp.path, keyPath: keyPath)

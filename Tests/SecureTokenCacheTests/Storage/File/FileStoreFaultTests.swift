@@ -1,9 +1,10 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import SecureTokenCache
 
-@Suite struct FileStoreFaultTests {
+@Suite(.timeLimit(.minutes(5))) struct FileStoreFaultTests {
     /// A small group with a few transactions (puts, an overwrite, a delete) across record kinds.
     static func makeSmallGroup(_ root: String) throws -> [String: String] {
         let store = try FileStore(group: "small", keyProvider: testPassphrase(), root: root)
@@ -42,7 +43,7 @@ import Testing
         try? FileManager.default.removeItem(atPath: root + "/small/quarantine")
     }
 
-    @Test func everySingleByteFlipGivesThePreFaultContentsOrAClearError() throws {
+    @Test(.tags(.slow)) func everySingleByteFlipGivesThePreFaultContentsOrAClearError() throws {
         let tmp = TemporaryDirectory()
         let expected = try Self.makeSmallGroup(tmp.path)
         #expect(expected.count == 3)
@@ -72,7 +73,7 @@ import Testing
         #expect(intact > 0)
     }
 
-    @Test func everyTruncationGivesThePreFaultContentsOrAClearError() throws {
+    @Test(.tags(.slow)) func everyTruncationGivesThePreFaultContentsOrAClearError() throws {
         let tmp = TemporaryDirectory()
         let expected = try Self.makeSmallGroup(tmp.path)
         var pristine: [String: [UInt8]] = [:]
@@ -287,7 +288,7 @@ import Testing
         #expect(empty?.code == .storeCorrupted)
     }
 
-    @Test func diskFullRollsBackAndLosesNothing() throws {
+    @Test(.tags(.multiProcess)) func diskFullRollsBackAndLosesNothing() throws {
         let tmp = TemporaryDirectory()
         let store = try FileStore(group: "full", keyProvider: helperPassphrase, root: tmp.path)
         try store.commit([put("before", "kept")])

@@ -1,9 +1,10 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import SecureTokenCache
 
-@Suite(.serialized) struct FileStoreMultiProcessTests {
+@Suite(.serialized, .tags(.multiProcess), .timeLimit(.minutes(5))) struct FileStoreMultiProcessTests {
     @Test func helperIsBuilt() {
         #expect(testHelperPath != nil)
     }
@@ -104,7 +105,7 @@ import Testing
         return snapshot == churnState(n) ? n : nil
     }
 
-    @Test func writerKilledAtRandomPointsNeverLosesAcknowledgedTransactions() throws {
+    @Test(.tags(.slow)) func writerKilledAtRandomPointsNeverLosesAcknowledgedTransactions() throws {
         let tmp = TemporaryDirectory()
         let reader = try FileStore(group: "churn", keyProvider: helperPassphrase, root: tmp.path)
         var (records, cursor) = try reader.load()

@@ -3,7 +3,7 @@ import Testing
 
 @testable import SecureTokenCache
 
-@Suite struct FileStoreTests {
+@Suite(.timeLimit(.minutes(1))) struct FileStoreTests {
     @Test func createTransactLoadAndReopen() throws {
         let tmp = TemporaryDirectory()
         let store = try FileStore(group: "g", keyProvider: testPassphrase(), root: tmp.path)

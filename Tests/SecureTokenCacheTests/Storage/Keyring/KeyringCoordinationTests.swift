@@ -4,7 +4,7 @@ import Testing
 @testable import SecureTokenCache
 
 /// The KeyringStore's runtime folder, group lock and shared generation counter (no keyring needed).
-@Suite struct KeyringCoordinationTests {
+@Suite(.timeLimit(.minutes(1))) struct KeyringCoordinationTests {
     /// Removed with the suite's instance, whatever a test left in it.
     private let folder = TemporaryDirectory()
     var runtime: String { folder.path }

@@ -4,7 +4,7 @@ import Testing
 
 /// The keyring journal's frames, without a Secret Service: writes are batch frames, and a journal
 /// written with record frames (older versions) still tells readers what happened.
-@Suite struct KeyringJournalFrameTests {
+@Suite(.timeLimit(.minutes(1))) struct KeyringJournalFrameTests {
     let sealer: RecordSealer
     let runtime = TemporaryDirectory()
 

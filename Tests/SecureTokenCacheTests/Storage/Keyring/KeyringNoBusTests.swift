@@ -4,7 +4,7 @@ import Testing
 @testable import SecureTokenCache
 
 /// "No session bus": needs no keyring, so it runs everywhere.
-@Suite struct KeyringNoBusTests {
+@Suite(.timeLimit(.minutes(1))) struct KeyringNoBusTests {
     typealias Support = KeyringTestSupport
 
     @Test func aDeadBusAddressIsNoSessionBus() throws {

@@ -1,9 +1,10 @@
+import TestSupport
 import Testing
 
 @testable import SecureTokenCache
 
 /// The sealed snapshot format of the keyring's records item (no keyring needed).
-@Suite struct KeyringSnapshotTests {
+@Suite(.timeLimit(.minutes(3))) struct KeyringSnapshotTests {
     let sealer: RecordSealer
 
     init() throws {
@@ -126,7 +127,7 @@ import Testing
 
     /// A group larger than one batch is sealed as several; they open whole and in place, and
     /// none can be dropped or swapped for another snapshot's.
-    @Test func aLargeSnapshotTakesSeveralBatchesBoundToIt() throws {
+    @Test(.tags(.slow)) func aLargeSnapshotTakesSeveralBatchesBoundToIt() throws {
         let payload = String(repeating: "p", count: 1500)
         let records = (0..<2000).map { ("record-\($0)", "\($0):" + payload) }
         let original = snapshot(sequence: 5, records)

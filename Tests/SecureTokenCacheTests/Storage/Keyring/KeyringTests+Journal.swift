@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import SecureTokenCache
@@ -319,7 +320,7 @@ extension KeyringTests {
 
         /// Two processes writing at once, and a reader catching up all along: it ends with
         /// exactly the item's content.
-        @Test func interleavedWritersInTwoProcessesAgreeWithTheItem() async throws {
+        @Test(.tags(.multiProcess)) func interleavedWritersInTwoProcessesAgreeWithTheItem() async throws {
             let group = Support.uniqueGroup("journal-processes")
             let path = Support.helperPath
             try #require(FileManager.default.isExecutableFile(atPath: path))

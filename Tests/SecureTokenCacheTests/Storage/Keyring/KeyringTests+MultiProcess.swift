@@ -1,11 +1,12 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import SecureTokenCache
 
 extension KeyringTests {
     /// Two processes sharing one keyring group (the second is `stc-keyring-helper`).
-    @Suite struct MultiProcess {
+    @Suite(.tags(.multiProcess)) struct MultiProcess {
         typealias Support = KeyringTestSupport
 
         @Test func twoProcessesSeeEachOthersWrites() throws {

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import SecureTokenCache
@@ -7,6 +8,8 @@ import Testing
 /// collection or pause the daemon, which the others must not see.
 @Suite(
     .serialized,
+    .tags(.keyring),
+    .timeLimit(.minutes(5)),
     .enabled(if: KeyringTestSupport.keyringRequired, "needs scripts/with-keyring (STC_KEYRING_REQUIRED=1)")
 )
 struct KeyringTests {}
