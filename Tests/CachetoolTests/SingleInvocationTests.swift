@@ -349,10 +349,11 @@ import Testing
     @Test(
         .tags(.slow),
         .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "needs util-linux script for a terminal"))
-    func theTerminalHarnessWorks() throws {
+    func onATerminalAnEmptyGroupIsClearedWithoutAQuestion() throws {
         let run = try Cachetool.runOnTerminal(["clear", "--all"] + Self.memory, answer: "n\n")
         #expect(run.status == 0, "\(run)")
         #expect(run.stdout.contains("Nothing to remove"))
+        #expect(!run.stdout.contains("[y/N]"), "nothing to remove, so nothing to confirm")
     }
 
     // MARK: Doctor

@@ -5,10 +5,6 @@ import Testing
 @testable import SecureTokenCache
 
 @Suite(.serialized, .tags(.multiProcess), .timeLimit(.minutes(5))) struct FileStoreMultiProcessTests {
-    @Test func helperIsBuilt() {
-        #expect(testHelperPath != nil)
-    }
-
     @Test func fourProcessesWriteConcurrentlyAndNothingIsLostOrDuplicated() async throws {
         let tmp = TemporaryDirectory()
         let reader = try FileStore(group: "shared", keyProvider: helperPassphrase, root: tmp.path)
