@@ -5,7 +5,7 @@ import Testing
 @testable import SecureTokenCache
 
 /// Silent acquisition against the fake authority on 127.0.0.1, with apps A and B of one FOCI
-/// family and C outside it sharing one in-memory group (issue 5).
+/// family and C outside it sharing one in-memory group.
 @Suite(.tags(.multiProcess), .timeLimit(.minutes(3))) struct SilentAcquisitionTests {
     let scopes: Scopes = ["User.Read"]
 

@@ -106,7 +106,7 @@ import Testing
         let ssh = try #require(try Self.entries(group)[.accessToken]?.first { $0.string("secret") == "ssh-cert-1" })
         #expect(ssh.string("token_type") == "ssh-cert")
         #expect(ssh.string("key_id") == "key-1")
-        // Library fix: this used to overwrite the account with username "" and a null local_account_id.
+        // A response without an id token says nothing about the account: it must stay as stored.
         #expect(try Self.entries(group)[.account] == accountBefore)
         let alice = try #require(try cache.account(username: "alice@contoso.com"))
         #expect(

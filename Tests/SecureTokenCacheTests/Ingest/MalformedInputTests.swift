@@ -2,7 +2,7 @@ import Testing
 
 @testable import SecureTokenCache
 
-/// Malformed token responses (issue 2, item 3) and malformed caches are rejected with a clear
+/// Malformed token responses and malformed caches are rejected with a clear
 /// `TokenCacheError` and change nothing.
 @Suite(.timeLimit(.minutes(1))) struct MalformedInputTests {
     static let good: JSONObject = {

@@ -4,7 +4,7 @@ import Testing
 
 @testable import SecureTokenCache
 
-/// The interop proof against real msal-python 1.39.0 (issue 2): caches built with msal's own API
+/// The interop proof against real msal-python 1.39.0: caches built with msal's own API
 /// (`TokenCache.add` and application flows against a fake token endpoint on 127.0.0.1) are
 /// imported, answered, exported byte for byte, and the engine's export is read back by msal-python
 /// with cache hits and no network call. One Python run builds every cache (`MSALPython.built()`).
