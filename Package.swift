@@ -72,11 +72,18 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // What both test targets share: the tags `scripts/test --fast` filters on, and the
+        // package's root for fixtures and scripts.
+        .target(
+            name: "TestSupport",
+            path: "Tests/TestSupport",
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "SecureTokenCacheTests",
             // The helpers the multi-process tests spawn: FileStore writers and readers, keyring
             // clients on other buses, and stc-demo for single sign-on across processes.
-            dependencies: ["SecureTokenCache", "stc-testhelper", "stc-keyring-helper", "stc-demo"],
+            dependencies: ["SecureTokenCache", "TestSupport", "stc-testhelper", "stc-keyring-helper", "stc-demo"],
             resources: [.copy("Fixtures")],
             swiftSettings: strictSettings
         ),
@@ -84,7 +91,7 @@ let package = Package(
         // SwiftPM build it before the tests run; the tests run it as a separate process.
         .testTarget(
             name: "CachetoolTests",
-            dependencies: ["SecureTokenCache", "cachetool"],
+            dependencies: ["SecureTokenCache", "TestSupport", "cachetool"],
             swiftSettings: strictSettings
         ),
     ]

@@ -204,8 +204,8 @@ def measure_msal(path, tokens, repeats, results):
 
 
 # One block of msal-python deserialize timings, in an interpreter of its own: a long-lived one
-# that has built and dropped other caches deserializes more slowly (here 55-102 ms instead of
-# 34-41 ms at 10,000 tokens), which would flatter the engine.
+# that has built and dropped other caches deserializes more slowly, which would flatter the
+# engine.
 DESERIALIZE_BLOCK = r"""
 import json, sys, time
 import msal
@@ -307,8 +307,7 @@ def measure_extensions(label, path, tokens, workdir, results, writes, reads, eng
 
     The read follows the other process's write at once, as the engine's does (serve-read-after-
     write): an idle pause before the write would measure this shared machine's caches going cold
-    (20 ms of it took msal-extensions' file read at 1,000 tokens from 4.3 to 7.4 ms and the
-    engine's from 28 to 94 µs), not the read. msal-extensions notices a write by comparing the
+    on both sides, not the read. msal-extensions notices a write by comparing the
     file's mtime with the time of its last read; on kernels with fine-grained timestamps (6.13
     and later, as here) it notices every write, and each miss is counted and reported.
 

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// `cachetool import --format adal-json`: ADAL for Python caches migrate; export stays msal-json.
-@Suite struct ADALImportCommandTests {
+@Suite(.timeLimit(.minutes(1))) struct ADALImportCommandTests {
     static let memory = ["--store", "memory"]
 
     /// One ADAL for Python entry, as adal 1.2.7 writes it (an access token valid for a day).

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// `--store auto` on a machine without a session bus: the encrypted file store, and the reason.
-@Suite struct AutoStoreTests {
+@Suite(.timeLimit(.minutes(1))) struct AutoStoreTests {
     @Test func withoutASessionBusAutoUsesTheFileStoreAndSaysWhy() throws {
         let folder = try TestFiles.scratch()
         defer { try? FileManager.default.removeItem(at: folder) }

@@ -4,8 +4,7 @@ import Testing
 /// What only the file store has: passphrases, folders, sizes on disk. The store-independent
 /// tests are in ``PersistentGroupTests``.
 ///
-@Suite
-struct FileStoreTests {
+@Suite(.timeLimit(.minutes(3))) struct FileStoreTests {
     let folder: URL
     let options: [String]
 

@@ -1,13 +1,10 @@
 import Foundation
+import TestSupport
 import Testing
 
-/// Every command on a group that persists between invocations, in each store this build has.
-///
-/// Runs only when `CacheGroup.open` supports the file store or, inside `scripts/with-keyring`,
-/// the keyring store. Lead: once both are merged, drop the `.enabled` gate and the
-/// `StoreUnderTest.available` filter so a missing store fails instead of skipping.
-@Suite(.enabled(if: !StoreUnderTest.available.isEmpty, "needs the file or keyring store in CacheGroup.open"))
-struct PersistentGroupTests {
+/// Every command on a group that persists between invocations: in the file store always, and in
+/// the keyring store inside `scripts/with-keyring` (``StoreUnderTest/available``).
+@Suite(.tags(.slow), .timeLimit(.minutes(5))) struct PersistentGroupTests {
     /// One fresh group in one store.
     struct Group {
         let store: StoreUnderTest

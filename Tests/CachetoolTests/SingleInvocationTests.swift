@@ -1,10 +1,11 @@
 import Foundation
 import SecureTokenCache
+import TestSupport
 import Testing
 
 /// Everything that works within one invocation: help, argument validation, exit codes,
 /// malformed input, `--from FILE` listings, `--json` forms, exports of a memory group.
-@Suite struct SingleInvocationTests {
+@Suite(.timeLimit(.minutes(3))) struct SingleInvocationTests {
     static let memory = ["--store", "memory"]
 
     /// A failure: the documented exit code, one line on stderr in cachetool's form, nothing on stdout.
@@ -208,7 +209,7 @@ import Testing
         expectFailure(try Cachetool.run(["show", "at-000000000000", "--from", file]), status: 3)
     }
 
-    @Test(arguments: TestFiles.vectorNames)
+    @Test(.tags(.slow), arguments: TestFiles.vectorNames)
     func showJSONMatchesTheHumanForm(name: String) throws {
         let file = TestFiles.vector(name).path
         let list = try #require(try Cachetool.run(["list", "all", "--from", file, "--json"]).json() as? [[String: Any]])
@@ -259,7 +260,7 @@ import Testing
         }
     }
 
-    @Test(arguments: TestFiles.vectorNames)
+    @Test(.tags(.slow), arguments: TestFiles.vectorNames)
     func noSecretInAnyOutputWithoutReveal(name: String) throws {
         let file = TestFiles.vector(name)
         let secrets = try TestFiles.secrets(in: file)
@@ -346,11 +347,14 @@ import Testing
         expectFailure(try Cachetool.run(["clear", "--client", "nobody"] + Self.memory), status: 3)
     }
 
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "needs util-linux script for a terminal"))
-    func theTerminalHarnessWorks() throws {
+    @Test(
+        .tags(.slow),
+        .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "needs util-linux script for a terminal"))
+    func onATerminalAnEmptyGroupIsClearedWithoutAQuestion() throws {
         let run = try Cachetool.runOnTerminal(["clear", "--all"] + Self.memory, answer: "n\n")
         #expect(run.status == 0, "\(run)")
         #expect(run.stdout.contains("Nothing to remove"))
+        #expect(!run.stdout.contains("[y/N]"), "nothing to remove, so nothing to confirm")
     }
 
     // MARK: Doctor

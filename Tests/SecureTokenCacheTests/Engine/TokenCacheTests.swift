@@ -1,0 +1,121 @@
+import Synchronization
+import Testing
+
+@testable import SecureTokenCache
+
+@Suite(.timeLimit(.minutes(1))) struct TokenCacheTests {
+    @Test func anAuthorityNamingTheTenantByDomainFindsTokensStoredUnderItsTenantId() throws {
+        let group = try Fixtures.group()
+        let cache = try TokenCache(clientId: Fixtures.clientA, group: group)
+        let byDomain = try Authority("https://login.microsoftonline.com/Contoso.onmicrosoft.com")
+        try cache.store(try Fixtures.response(), for: try Fixtures.request(authority: byDomain.url))
+        let account = try #require(try cache.accounts().first)
+        // Stored under the id token's tid (rule 3) ...
+        #expect(
+            try cache.accessToken(
+                for: ["User.Read"], account: account,
+                authority: try Authority("https://login.microsoftonline.com/\(Fixtures.tenant)")) != nil)
+        // ... and found again through the domain-named authority the app is configured with.
+        #expect(try cache.accessToken(for: ["User.Read"], account: account, authority: byDomain)?.token.secret == "at-secret")
+        // Another process learns the alias from the group, not from its own memory.
+        let other = try CacheGroup(name: "test", store: group.store, clock: group.clock)
+        let otherCache = try TokenCache(clientId: Fixtures.clientA, group: other)
+        #expect(try otherCache.accessToken(for: ["User.Read"], account: account, authority: byDomain) != nil)
+    }
+
+    @Test func aGroupSeesAnotherGroupsWriteOnItsNextLookup() throws {
+        let first = try Fixtures.group()
+        let second = try CacheGroup(name: "test", store: first.store, clock: first.clock)
+        let writer = try TokenCache(clientId: Fixtures.clientA, group: first)
+        let reader = try TokenCache(clientId: Fixtures.clientA, group: second)
+        #expect(try reader.accounts().isEmpty)
+        try writer.store(try Fixtures.response(), for: try Fixtures.request())
+        #expect(try reader.accounts().map(\.username) == ["Alice@Contoso.com"])
+    }
+
+    @Test func aRepeatedLookupFollowsOtherWritesAndTheClock() throws {
+        final class Clock: Sendable { let now = Atomic<Int64>(1_700_000_000) }
+        let clock = Clock()
+        let store = MemoryStore(name: "test")
+        let first = try CacheGroup(name: "test", store: store, clock: { clock.now.load(ordering: .relaxed) })
+        let second = try CacheGroup(name: "test", store: store, clock: { clock.now.load(ordering: .relaxed) })
+        let writer = try TokenCache(clientId: Fixtures.clientA, group: first)
+        let reader = try TokenCache(clientId: Fixtures.clientA, group: second)
+        try writer.store(try Fixtures.response(accessToken: "at-1"), for: try Fixtures.request())
+        let account = try #require(try reader.accounts().first)
+        #expect(try reader.accessToken(for: ["User.Read"], account: account)?.token.secret == "at-1")
+        #expect(try reader.accessToken(for: ["User.Read"], account: account)?.token.secret == "at-1")
+        // Other scopes, another tenant: not the remembered answer.
+        #expect(try reader.accessToken(for: ["Mail.Read"], account: account) == nil)
+        let other = try Authority("https://login.microsoftonline.com/\(Fixtures.guestTenant)")
+        #expect(try reader.accessToken(for: ["User.Read"], account: account, authority: other) == nil)
+
+        // Another group's write replaces the token: the next lookup sees it.
+        try writer.store(try Fixtures.response(accessToken: "at-2"), for: try Fixtures.request(), signIn: false)
+        #expect(try reader.accessToken(for: ["User.Read"], account: account)?.token.secret == "at-2")
+        // Within 300 s of expiry the remembered token is no answer either.
+        clock.now.store(1_700_000_000 + 3_600 - 299, ordering: .relaxed)
+        #expect(try reader.accessToken(for: ["User.Read"], account: account) == nil)
+    }
+
+    @Test func catchingUpNeverChangesASnapshotAReaderHolds() throws {
+        let first = try Fixtures.group()
+        let second = try CacheGroup(name: "test", store: first.store, clock: first.clock)
+        let writer = try TokenCache(clientId: Fixtures.clientA, group: first)
+        try writer.store(try Fixtures.response(), for: try Fixtures.request())
+        let held = try second.snapshot()
+        let heldCount = held.index.count
+        let heldCursor = held.cursor
+        try writer.store(
+            try Fixtures.response(accessToken: "at-2", scope: "Files.Read"), for: try Fixtures.request(scopes: ["Files.Read"]),
+            signIn: false)
+        // The held snapshot is the installed one: catching up must build the next one aside.
+        let next = try second.snapshot()
+        #expect(next !== held)
+        #expect(held.index.count == heldCount && held.cursor == heldCursor)
+        #expect(next.index.count == heldCount + 1)
+
+        // With no reader holding it, the installed snapshot is brought up to date in place.
+        let installedID = ObjectIdentifier(next)
+        let installedCount = next.index.count
+        _ = consume next
+        _ = consume held
+        try writer.store(
+            try Fixtures.response(accessToken: "at-3", scope: "Mail.Read"), for: try Fixtures.request(scopes: ["Mail.Read"]),
+            signIn: false)
+        let advanced = try second.snapshot()
+        #expect(ObjectIdentifier(advanced) == installedID)
+        #expect(advanced.index.count == installedCount + 1)
+        #expect(advanced.cursor.generation == first.generation)
+    }
+
+    @Test func concurrentReadersWhileWriting() async throws {
+        let group = try Fixtures.group()
+        let cache = try TokenCache(clientId: Fixtures.clientA, group: group)
+        try cache.store(try Fixtures.response(), for: try Fixtures.request())
+        let account = try #require(try cache.accounts().first)
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            for writer in 0..<4 {
+                tasks.addTask { () throws -> Void in
+                    for round in 0..<50 {
+                        try cache.store(
+                            try Fixtures.response(accessToken: "at-\(writer)-\(round)", scope: "Scope\(writer).Read"),
+                            for: try Fixtures.request(scopes: ["Scope\(writer).Read"]), signIn: false)
+                    }
+                }
+            }
+            for _ in 0..<4 {
+                tasks.addTask { () throws -> Void in
+                    for _ in 0..<200 {
+                        // Readers always see a whole snapshot: the sign-in's token never disappears.
+                        #expect(try cache.accessToken(for: ["User.Read"], account: account) != nil)
+                    }
+                }
+            }
+            try await tasks.waitForAll()
+        }
+        for writer in 0..<4 {
+            #expect(try cache.accessToken(for: ["Scope\(writer).Read"], account: account)?.token.secret == "at-\(writer)-49")
+        }
+    }
+}
