@@ -87,6 +87,19 @@ public final class CacheGroup: Sendable {
     /// The group's generation: bumped by every commit of any process.
     public var generation: UInt64 { store.currentGeneration() }
 
+    /// A stream with one element after each burst of commits to the group by any process (this
+    /// one included): a hint to refresh what the app shows, never a change list. Events may
+    /// coalesce but are never missed: after the last commit, at least one element follows.
+    ///
+    /// ```swift
+    /// for await _ in try group.changes() {
+    ///     let accounts = try cache.accounts()  // catches up with the other process's commit
+    /// }
+    /// ```
+    ///
+    /// - Throws: ``TokenCacheError`` if the group's folder cannot be watched.
+    public func changes() throws -> AsyncStream<Void> { try store.changes() }
+
     // MARK: - Reading
 
     /// The latest snapshot: the current one when nothing changed (one atomic load and one

@@ -158,19 +158,40 @@ public struct StoreDescription: Sendable, Hashable {
     }
 }
 
-/// A durable home for one group's records: the seam between the engine and the MemoryStore,
-/// the FileStore and the KeyringStore.
+/// A durable home for one group's records: the seam between the engine and a backend (the
+/// MemoryStore, the FileStore, the KeyringStore, and any store added later).
 ///
-/// Every implementation keeps these promises:
-/// - ``currentGeneration()`` is one atomic load of a counter shared by every process that
-///   opened the group, bumped by every commit; the lookup hot path calls it and nothing else.
-/// - ``update(since:)`` never waits for a writer and returns only complete transactions.
-/// - ``transact(since:_:)`` runs under the group's cross-process lock, hands the body every
-///   change since the caller's cursor, persists the body's changes durably as one transaction
-///   (all or nothing), bumps the generation, and returns the cursor after the commit. If the
-///   body or the persistence throws, nothing is written.
-/// - Nothing is ever written in plaintext; a record that fails to open is an error, never an
-///   empty or shortened group.
+/// The engine does for every backend what they all need: it seals and opens records
+/// (``RecordSealer``, one key per group), keeps the in-memory index and answers every lookup from
+/// it, decides what a write changes, and keeps readers coherent by comparing generations. A
+/// backend only stores sealed bytes and says what changed. A new backend proves it keeps the
+/// promises below by passing the shared conformance suite (`StoreConformance` in the tests).
+///
+/// What a backend guarantees:
+/// - **One generation, shared.** ``currentGeneration()`` returns a number every process that
+///   opened the group sees, bumped by every commit of any process and never going back. The
+///   lookup hot path calls it before every answer: it must cost about one atomic load (a shared
+///   mapping, an in-memory word), never a system call, a lock another process can hold, or I/O.
+/// - **Readers never wait and never see half a transaction.** ``update(since:)`` never waits for
+///   a writer and returns only whole committed transactions: `.unchanged` when the cursor is
+///   current, `.changes` (in commit order) when it can replay what the cursor has not seen, or
+///   `.reload` with everything when it cannot (another process compacted, the history is gone).
+/// - **Atomic, durable, serialised transactions.** ``transact(since:_:)`` runs under the group's
+///   cross-process lock (waiting a bounded time, then `.lockTimeout` naming the holder), hands
+///   the body every change since the caller's cursor, persists the body's changes as one
+///   transaction, bumps the generation once, and returns the cursor after the commit. If the body
+///   or the persistence throws, nothing is written and the generation does not move. A body that
+///   returns no change commits nothing.
+/// - **Crash mid-commit.** A process killed at any point of a commit leaves the group at the
+///   transaction before or the one it was writing, whole; the lock is released by the kernel or
+///   taken over; a transaction whose ``transact(since:_:)`` returned is never lost.
+/// - **Change notification.** ``changes()`` yields after each burst of commits by any process (a
+///   hint to compare generations, never a change list); events may coalesce, never be missed.
+/// - **Never a shorter group, never plaintext.** A record that fails to open, a wrong key, damage
+///   or a missing item is a typed ``TokenCacheError`` (`.wrongKey`, `.storeCorrupted`, ...),
+///   never an empty or shortened group; nothing is written unsealed.
+/// - **One place to meet.** ``groupDirectory`` is where every process that opens the group finds
+///   its coordination files (lock, refresh locks, shared page), whatever its environment.
 protocol CacheStore: AnyObject, Sendable {
     /// What the store is, where, and how it protects the data.
     var storeDescription: StoreDescription { get }
@@ -195,4 +216,29 @@ protocol CacheStore: AnyObject, Sendable {
         since cursor: StoreCursor,
         _ body: (StoreTransaction) throws -> [RecordChange]
     ) throws -> StoreCursor
+
+    /// A stream with one element after each burst of commits to the group by any process (this
+    /// one included). The stream ends when the caller drops it.
+    func changes() throws -> AsyncStream<Void>
+}
+
+extension CacheStore {
+    /// Watches ``groupDirectory`` with inotify: every commit of a durable store writes there (the
+    /// file store's log, the keyring store's journal).
+    func changes() throws -> AsyncStream<Void> {
+        guard let directory = groupDirectory else {
+            throw TokenCacheError(.invalidArgument, "this store has no folder to watch")
+        }
+        let watcher = try GroupChangeWatcher(directory: directory.path)
+        return AsyncStream { continuation in
+            let task = Task {
+                for await _ in watcher.changes { continuation.yield(()) }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in
+                task.cancel()
+                _ = watcher  // keeps the watcher (and its thread) alive as long as the stream
+            }
+        }
+    }
 }

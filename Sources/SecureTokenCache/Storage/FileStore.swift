@@ -206,24 +206,6 @@ final class FileStore: CacheStore {
         }
     }
 
-    /// A stream with one element after each burst of commits to the group by any process
-    /// (this one included), from inotify on the group directory. Compare
-    /// ``currentGeneration()`` with your snapshot to see whether to catch up. The stream ends
-    /// when the caller stops iterating and drops it.
-    func changes() throws -> AsyncStream<Void> {
-        let watcher = try GroupChangeWatcher(directory: directory.path)
-        return AsyncStream { continuation in
-            let task = Task {
-                for await _ in watcher.changes { continuation.yield(()) }
-                continuation.finish()
-            }
-            continuation.onTermination = { _ in
-                task.cancel()
-                _ = watcher  // keeps the watcher (and its thread) alive as long as the stream
-            }
-        }
-    }
-
     /// Opens (or creates) the group `name` with the key from `keys`; see
     /// ``init(group:keyProvider:root:lockTimeout:compactionMinimumDead:)``.
     convenience init(group name: String, keys: KeyProviderConfiguration, root: String? = nil) throws {

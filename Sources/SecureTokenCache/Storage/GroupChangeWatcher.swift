@@ -1,8 +1,9 @@
 import Glibc
 
-/// Tells when a file-stored group changed: inotify on the group directory, reporting appends to
-/// and replacements of the log (every commit and every compaction, by any process, this one
-/// included). Each event is a hint to compare generations, not a change list.
+/// Tells when a group changed: inotify on the group's folder, reporting the announcement every
+/// store makes after publishing a generation (``SharedState/bumpGeneration()``: every commit and every
+/// compaction, by any process, this one included). Each event is a hint to compare generations,
+/// not a change list; it comes after the generation moved, so the comparison sees the commit.
 ///
 /// Events coalesce: a slow consumer sees at least one event after the last change. The watcher
 /// stops (and the stream finishes) when it is released.
@@ -28,7 +29,7 @@ final class GroupChangeWatcher: Sendable {
     init(directory: String) throws {
         let inotifyFD = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
         guard inotifyFD >= 0 else { throw SystemCall.error("inotify_init1", "watching the group for changes") }
-        guard inotify_add_watch(inotifyFD, directory, UInt32(IN_MODIFY | IN_MOVED_TO)) >= 0 else {
+        guard inotify_add_watch(inotifyFD, directory, UInt32(IN_ATTRIB)) >= 0 else {
             let error = SystemCall.error("inotify_add_watch", "watching the group for changes")
             close(inotifyFD)
             throw error
@@ -104,7 +105,7 @@ final class GroupChangeWatcher: Sendable {
                     let nameStart = offset + headerSize
                     let nameEnd = min(nameStart + Int(length), count)
                     let name = buffer[nameStart..<nameEnd].prefix { $0 != 0 }
-                    if name.elementsEqual("log".utf8) || mask & UInt32(IN_Q_OVERFLOW) != 0 { changed = true }
+                    if name.elementsEqual(SharedState.fileName.utf8) || mask & UInt32(IN_Q_OVERFLOW) != 0 { changed = true }
                     offset = nameEnd
                 }
             }

@@ -17,6 +17,8 @@ final class SharedState: Sendable {
     static let magic = Array("STCSTATE".utf8)
 
     private let mapping: SharedMapping
+    /// The file's path, for ``announce()``.
+    private let path: String
     private let generation: UnsafeAtomic<UInt64>
     private let commitWord: UnsafeAtomic<UInt64>
 
@@ -44,6 +46,7 @@ final class SharedState: Sendable {
             throw TokenCacheError(.storeCorrupted, "the group's state file \(path) is damaged (bad magic)")
         }
         self.mapping = mapping
+        self.path = path
         generation = mapping.word(at: 8)
         commitWord = mapping.word(at: 16)
     }
@@ -53,14 +56,25 @@ final class SharedState: Sendable {
         generation.load(ordering: .acquiring)
     }
 
-    /// Adds one to the generation and returns the new value (lock holder only).
+    /// Adds one to the generation, announces it, and returns the new value (lock holder only).
     func bumpGeneration() -> UInt64 {
-        generation.wrappingIncrementThenLoad(ordering: .releasing)
+        defer { announce() }
+        return generation.wrappingIncrementThenLoad(ordering: .releasing)
     }
 
-    /// Publishes `value` as the generation (lock holder only, after the commit is durable).
+    /// Publishes `value` as the generation and announces it (lock holder only, after the commit
+    /// is durable).
     func storeGeneration(_ value: UInt64) {
         generation.store(value, ordering: .releasing)
+        announce()
+    }
+
+    /// Tells watchers that a new generation is published: touches the file's times, which inotify
+    /// reports as `IN_ATTRIB` on `state` (``GroupChangeWatcher``). Writes to the mapping raise no
+    /// inotify event, and an event raised before the generation moved could wake a watcher that
+    /// then finds nothing new and misses the commit.
+    private func announce() {
+        _ = utimensat(AT_FDCWD, path, nil, AT_SYMLINK_NOFOLLOW)
     }
 
     /// The published commit word. Throws ``TokenCacheError/Code/storeCorrupted`` if it is damaged.
