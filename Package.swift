@@ -83,7 +83,10 @@ let package = Package(
             name: "SecureTokenCacheTests",
             // The helpers the multi-process tests spawn: FileStore writers and readers, keyring
             // clients on other buses, and stc-demo for single sign-on across processes.
-            dependencies: ["SecureTokenCache", "TestSupport", "stc-testhelper", "stc-keyring-helper", "stc-demo"],
+            dependencies: [
+                "SecureTokenCache", "TestSupport", "stc-testhelper", "stc-keyring-helper", "stc-demo",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             resources: [.copy("Fixtures")],
             swiftSettings: strictSettings
         ),

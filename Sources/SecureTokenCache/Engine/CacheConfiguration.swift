@@ -51,7 +51,7 @@ public struct CacheConfiguration: Sendable {
         keySource: KeySource? = nil,
         allowsInteraction: Bool = false,
         lockTimeout: Duration = .seconds(10),
-        logger: Logger = Logger(label: "SecureTokenCache", factory: { _ in SwiftLogNoOpLogHandler() })
+        logger: Logger = .discarding
     ) {
         self.store = store
         self.directory = directory

@@ -1,4 +1,5 @@
 import Glibc
+import Logging
 
 extension CacheGroup {
     /// Opens the group `name` as `configuration` says.
@@ -18,16 +19,22 @@ extension CacheGroup {
         configuration: CacheConfiguration = CacheConfiguration()
     ) throws -> CacheGroup {
         try GroupName.validate(name)
+        let group: CacheGroup
         switch configuration.store {
         case .memory:
-            return CacheGroup(inMemory: name)
+            group = try CacheGroup(name: name, store: MemoryStore(name: name), logger: configuration.logger)
         case .keyring:
-            return try openInKeyring(name, configuration, reason: "the keyring store was requested")
+            group = try openInKeyring(name, configuration, reason: "the keyring store was requested")
         case .file:
-            return try openInFile(name, configuration, reason: "the file store was requested")
+            group = try openInFile(name, configuration, reason: "the file store was requested")
         case .auto:
-            return try openAutomatically(name, configuration)
+            group = try openAutomatically(name, configuration)
         }
+        let store = group.storeDescription
+        configuration.logger.info(
+            "opened group \(name) in the \(store.kind.rawValue) store: \(store.reason)",
+            metadata: ["protection": .string(store.protection.rawValue)])
+        return group
     }
 
     private static func openAutomatically(_ name: String, _ configuration: CacheConfiguration) throws -> CacheGroup {
@@ -45,6 +52,11 @@ extension CacheGroup {
             return try openInKeyring(name, configuration, reason: "the Secret Service is reachable and unlocked")
         }
         let why = keyring.map { "the Secret Service is not usable (\($0.code))" } ?? ""
+        if let keyring {
+            configuration.logger.notice(
+                "the Secret Service is not usable for group \(name) (\(keyring.code): \(keyring.message)); using the encrypted file store"
+            )
+        }
         return try openInFile(name, configuration, reason: "\(why); using the encrypted file store at \(root)")
     }
 
@@ -79,7 +91,7 @@ extension CacheGroup {
             let fd = Glibc.open(marker, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
             if fd >= 0 { close(fd) }
         }
-        return try CacheGroup(name: name, store: store, reason: reason)
+        return try CacheGroup(name: name, store: store, reason: reason, logger: configuration.logger)
     }
 
     private static func openInFile(_ name: String, _ configuration: CacheConfiguration, reason: String) throws -> CacheGroup {
@@ -107,8 +119,9 @@ extension CacheGroup {
                 why += "; its key is the key file \(path) (no Secret Service; configure a passphrase for stronger protection)"
             }
         }
-        let store = try FileStore(group: name, keyProvider: keys, root: root, lockTimeout: configuration.lockTimeout)
-        return try CacheGroup(name: name, store: store, reason: why)
+        let store = try FileStore(
+            group: name, keyProvider: keys, root: root, lockTimeout: configuration.lockTimeout, logger: configuration.logger)
+        return try CacheGroup(name: name, store: store, reason: why, logger: configuration.logger)
     }
 
     /// The file-store root: the configured directory, else `$XDG_DATA_HOME/secure-token-cache`.

@@ -1,5 +1,6 @@
 import Glibc
 import HashTreeCollections
+import Logging
 import Synchronization
 
 /// A named cache shared by every app that opens it: the Linux analogue of a keychain access
@@ -42,6 +43,9 @@ public final class CacheGroup: Sendable {
     public let name: String
     let store: any CacheStore
     let clock: @Sendable () -> Int64
+    /// Where the group and its caches say what an operator needs to know (never a token, a
+    /// secret or a user name).
+    let logger: Logger
     /// Why the store was chosen, when the opener knows better than the store.
     private let reason: String?
     private let current: Mutex<Snapshot>
@@ -60,9 +64,10 @@ public final class CacheGroup: Sendable {
 
     init(
         name: String, store: any CacheStore, clock: @escaping @Sendable () -> Int64 = CacheGroup.systemClock,
-        reason: String? = nil
+        reason: String? = nil, logger: Logger = .discarding
     ) throws {
         self.name = name
+        self.logger = logger
         self.store = store
         self.clock = clock
         self.reason = reason

@@ -1,4 +1,5 @@
 import HashTreeCollections
+import Logging
 
 /// Silent token acquisition: a cached access token when one is valid, else a refresh token
 /// redeemed at the authority (own first, then the family's), one refresh at a time per
@@ -171,12 +172,23 @@ extension TokenCache {
             else { break }
             tried.insert(candidate.entry.id)
 
+            // Who and which token stay out of the log: the client, the kind of token and the cloud
+            // are what an operator needs to follow a refresh.
+            let metadata: Logger.Metadata = [
+                "client": .string(clientId), "refreshToken": .string(candidate.isFamily ? "family" : "own"),
+                "environment": .string("\(authority.environment)"),
+            ]
+            group.logger.info("redeeming a refresh token", metadata: metadata)
             let response: TokenResponse
             do {
                 response = try await endpoint.redeem(
                     refreshToken: refreshToken.secret, clientId: clientId, scopes: scopes, endpoint: authority.tokenEndpoint,
                     timeout: timeout)
+                group.logger.info("the refresh succeeded", metadata: metadata)
             } catch let error as TokenCacheError where error.code == .interactionRequired {
+                group.logger.notice(
+                    "the authority refused the refresh token: \(error.server?.error ?? "\(error.code)")\(error.server?.suberror.map { " (\($0))" } ?? "")",
+                    metadata: metadata)
                 if candidate.isFamily, error.server?.suberror == "client_mismatch" {
                     // The client is not in the family after all: remember it (family_id "")
                     // so it never offers a family token again, and fall back to its own.
@@ -185,8 +197,10 @@ extension TokenCache {
                 refusal = error
                 continue
             } catch let error as TokenCacheError {
+                group.logger.warning("the refresh failed: \(error.code)", metadata: metadata)
                 throw error
             } catch {
+                group.logger.warning("the refresh failed: the token endpoint client threw \(type(of: error))", metadata: metadata)
                 throw TokenCacheError(.network, "the token endpoint client failed (\(type(of: error)))")
             }
             return try store(response, redeemed: candidate.entry.id, scopes: scopes, account: account, authority: authority)

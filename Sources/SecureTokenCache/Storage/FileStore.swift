@@ -1,4 +1,5 @@
 import Glibc
+import Logging
 import Synchronization
 
 /// A group stored as a sealed, append-only log in a `0700` directory: the fallback when no Secret
@@ -39,12 +40,10 @@ final class FileStore: CacheStore {
     /// How long a write waits for another process's lock by default.
     static let defaultLockTimeout = Duration.seconds(5)
     /// Compaction waits for the dead records to reach the live ones divided by this. Every small
-    /// transaction left in a log costs each later open two boxes (its batch and its commit):
-    /// 7.5 µs for a token response's five records here. Every compaction seals the whole group
-    /// again and syncs it: about 100 ms at 17,500 records. With 4, a group of 10,000 tokens
-    /// refreshed one response at a time compacts every ~900 writes and an open pays at most ~7 ms
-    /// for the tail; with 1 (the rule before batches, "more dead than live") every ~3,700 writes,
-    /// and up to ~28 ms per open.
+    /// transaction left in a log costs each later open two boxes (its batch and its commit), and
+    /// every compaction seals the whole group again and syncs it. A quarter keeps both costs
+    /// small: a group refreshed one response at a time compacts only after many writes, and an
+    /// open never replays more than a quarter of the group's size in dead records.
     static let compactionLiveDivisor = 4
 
     let storeDescription: StoreDescription
@@ -64,6 +63,7 @@ final class FileStore: CacheStore {
     private let readerLog = Mutex<LogHandle?>(nil)
     private let writer = Mutex(WriterState())
     private let failure = Mutex<TokenCacheError?>(nil)
+    private let logger: Logger
 
     /// What the lock holder knows about the log: where it ends, and how many of its records are
     /// live and dead, which decides when to compact. No record is kept: compaction opens the log.
@@ -75,7 +75,7 @@ final class FileStore: CacheStore {
         var lastCommit: UInt64 = 0
         /// The ``RecordNameHash`` of every live record: what identifies a record here. Built on
         /// the first write from ``loadedLiveHashes``, so opening a group does no per-record work
-        /// for the writer. Two names with one hash (about 1 in 10¹¹ for 17,500 records) would
+        /// for the writer. Two names with one 64-bit hash (vanishingly rare) would
         /// only shift when compaction runs: it opens and deduplicates by full name.
         var liveHashes: Set<UInt64>? = []
         /// The live records' hashes as a load found them, until ``liveHashes`` is needed.
@@ -143,8 +143,10 @@ final class FileStore: CacheStore {
         keyProvider: any KeyProvider,
         root: String? = nil,
         lockTimeout: Duration = FileStore.defaultLockTimeout,
-        compactionMinimumDead: Int = 64
+        compactionMinimumDead: Int = 64,
+        logger: Logger = .discarding
     ) throws {
+        self.logger = logger
         directory = try GroupDirectory(root: root ?? GroupDirectory.defaultRoot(), name: name)
         self.lockTimeout = lockTimeout
         self.compactionMinimumDead = compactionMinimumDead
@@ -166,7 +168,7 @@ final class FileStore: CacheStore {
         do {
             header = try GroupHeader(decoding: SystemCall.readAll(headerFD, "reading the group header"))
         } catch let error as TokenCacheError where error.code == .storeCorrupted {
-            throw Self.quarantined(error, file: "header", in: directory)
+            throw Self.quarantined(error, file: "header", in: directory, logger: logger)
         }
         let sealer =
             try created
@@ -185,9 +187,9 @@ final class FileStore: CacheStore {
         do {
             state = try SharedState(directory: directory)
         } catch let error as TokenCacheError where error.code == .storeCorrupted {
-            throw Self.quarantined(error, file: "state", in: directory)
+            throw Self.quarantined(error, file: "state", in: directory, logger: logger)
         }
-        lock = FileLock(path: directory.file("lock"), purpose: "the group \(name)")
+        lock = FileLock(path: directory.file("lock"), purpose: "the group \(name)", logger: logger)
         storeDescription = StoreDescription(
             kind: .file,
             location: directory.path,
@@ -575,6 +577,9 @@ final class FileStore: CacheStore {
         }
         // The rename is visible from here on: the new epoch must be published whatever happens.
         try? SystemCall.fsyncDirectory(directory.path)
+        logger.info(
+            "compacted the log of group \(directory.name)",
+            metadata: ["liveRecords": "\(live.count)", "deadRecords": "\(writer.deadCount)", "epoch": "\(epoch)"])
         writer = WriterState(handle: handle)
         writer.adoptLoad(
             [ScannedTransaction(changes: 0..<live.count, end: UInt64(output.count), commitSequence: sequence)],
@@ -601,15 +606,21 @@ final class FileStore: CacheStore {
     private func fail(_ error: TokenCacheError, _ file: String) -> TokenCacheError {
         failure.withLock { failure in
             if let failure { return failure }
-            let quarantined = Self.quarantined(error, file: file, in: directory)
+            let quarantined = Self.quarantined(error, file: file, in: directory, logger: logger)
             failure = quarantined
             return quarantined
         }
     }
 
-    private static func quarantined(_ error: TokenCacheError, file: String, in directory: GroupDirectory) -> TokenCacheError {
+    private static func quarantined(_ error: TokenCacheError, file: String, in directory: GroupDirectory, logger: Logger)
+        -> TokenCacheError
+    {
         var error = error
-        if let copy = directory.quarantine(file) {
+        let copy = directory.quarantine(file)
+        logger.error(
+            "the group \(directory.name) is damaged (its \(file) file) and cannot be used: \(error.code)",
+            metadata: ["quarantine": .string(copy ?? "no copy could be made")])
+        if let copy {
             error.message +=
                 ". A copy of the damaged file was saved as \(copy); the group cannot be used until it is repaired or removed"
         } else {

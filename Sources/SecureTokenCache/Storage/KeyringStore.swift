@@ -91,7 +91,7 @@ final class KeyringStore: CacheStore {
         root: String? = nil,
         lockTimeout: Duration = .seconds(10),
         journalSizeLimit: Int = KeyringJournal.defaultSizeLimit,
-        logger: Logger = Logger(label: "SecureTokenCache", factory: { _ in SwiftLogNoOpLogHandler() })
+        logger: Logger = .discarding
     ) throws {
         self.logger = logger
         try GroupName.validate(group)
@@ -103,7 +103,7 @@ final class KeyringStore: CacheStore {
         try directory.createIfNeeded()
         groupDirectory = directory
         folderID = try directory.identity()
-        lock = FileLock(path: directory.file("lock"), purpose: "the group \(group)")
+        lock = FileLock(path: directory.file("lock"), purpose: "the group \(group)", logger: logger)
         self.lockTimeout = lockTimeout
         shared = try SharedState(directory: directory, creating: true)
         let key = try KeyringKeyProvider(group: group, client: client, lock: lock, lockTimeout: lockTimeout).groupKey()

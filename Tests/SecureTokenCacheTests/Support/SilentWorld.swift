@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Synchronization
 import Testing
 
@@ -17,12 +18,12 @@ final class SilentWorld: Sendable {
     let b: TokenCache
     let c: TokenCache
 
-    init() throws {
+    init(logger: Logger = .discarding) throws {
         let clock = self.clock
         // A name per test: the in-process refresh lock is keyed by group name, and tests of one
         // account must not wait for each other's refreshes.
         let name = "silent-test-\(UUID().uuidString.prefix(8).lowercased())"
-        group = try CacheGroup(name: name, store: MemoryStore(name: name), clock: { clock.now })
+        group = try CacheGroup(name: name, store: MemoryStore(name: name), clock: { clock.now }, logger: logger)
         a = try TokenCache(clientId: Fixtures.clientA, group: group)
         b = try TokenCache(clientId: Fixtures.clientB, group: group)
         c = try TokenCache(clientId: Fixtures.clientC, group: group)

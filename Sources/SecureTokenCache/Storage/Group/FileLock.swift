@@ -1,4 +1,5 @@
 import Glibc
+import Logging
 
 /// An exclusive `flock` on a file that is never unlinked: the one lock every cross-process
 /// exclusion of a group is made of (the group's write lock and its refresh locks, in every store).
@@ -26,11 +27,17 @@ struct FileLock: Sendable {
     let path: String
     /// What the lock guards, for messages ("the group", "this account's token refresh").
     let purpose: String
+    /// Where a wait longer than ``longWait`` is reported.
+    let logger: Logger
+
+    /// A wait longer than this is logged: a holder that slow is worth an operator's look.
+    static let longWait = Duration.seconds(1)
 
     /// A lock on the file at `path` (created 0600 on first use).
-    init(path: String, purpose: String) {
+    init(path: String, purpose: String, logger: Logger = .discarding) {
         self.path = path
         self.purpose = purpose
+        self.logger = logger
     }
 
     /// Runs `body` holding the lock, waiting at most `timeout` for another holder.
@@ -42,14 +49,15 @@ struct FileLock: Sendable {
     func withLock<Result>(timeout: Duration, backoff: Backoff = .writer, _ body: () throws -> Result) throws -> Result {
         let fd = try openFile()
         defer { close(fd) }  // closing the last descriptor of the description releases the lock
-        let deadline = ContinuousClock.now + timeout
+        let start = ContinuousClock.now
         var pause = backoff.first
         while try !tryLock(fd) {
-            guard ContinuousClock.now < deadline else { throw timedOut(fd, after: timeout) }
+            guard ContinuousClock.now - start < timeout else { throw timedOut(fd, after: timeout) }
             var interval = timespec(duration: pause)
             nanosleep(&interval, nil)
             pause = min(pause * 2, backoff.longest)
         }
+        noteWait(since: start)
         recordHolder(fd)
         return try body()
     }
@@ -70,10 +78,10 @@ struct FileLock: Sendable {
     ) async throws -> Result {
         let fd = try openFile()
         defer { close(fd) }
-        let deadline = ContinuousClock.now + timeout
+        let start = ContinuousClock.now
         var pause = backoff.first
         while try !tryLock(fd) {
-            guard ContinuousClock.now < deadline else { throw timedOut(fd, after: timeout) }
+            guard ContinuousClock.now - start < timeout else { throw timedOut(fd, after: timeout) }
             do {
                 try await Task.sleep(for: pause)
             } catch {
@@ -81,6 +89,7 @@ struct FileLock: Sendable {
             }
             pause = min(pause * 2, backoff.longest)
         }
+        noteWait(since: start)
         recordHolder(fd)
         return try await body()
     }
@@ -120,6 +129,14 @@ struct FileLock: Sendable {
         let code = errno
         guard code == EWOULDBLOCK || code == EINTR else { throw SystemCall.error("flock", "locking \(purpose)", errno: code) }
         return false
+    }
+
+    /// Logs a wait for the lock that took longer than ``longWait``, naming the last holder.
+    private func noteWait(since start: ContinuousClock.Instant) {
+        let waited = ContinuousClock.now - start
+        guard waited > Self.longWait else { return }
+        let holder = holder()?.pid.map { "pid \($0)" } ?? "an unknown process"
+        logger.notice("waited \(waited.secondsText) for \(purpose), held by \(holder)")
     }
 
     /// Writes this process's pid into the file (diagnostics only: a failure must not fail the holder).
