@@ -156,7 +156,7 @@ struct Ingest {
         }
         for stored in replaced where stored.id != sameScopes?.id { transaction.delete(stored.id) }
         if let sameScopes {
-            // Library fix (interop tests): keep the fields another SDK stored (rule 1).
+            // Keep the fields another SDK stored (rule 1).
             transaction.replace(sameScopes.id, with: CacheEntry.accessToken(token).keepingUnknownFields(of: sameScopes.entry))
         } else {
             transaction.put(.accessToken(token))
@@ -168,10 +168,10 @@ struct Ingest {
                 return old.environment.isAlias(of: authorityEnvironment) && old.realm.lowercased() == realm.lowercased()
             }
             if let existing {
-                // Library fix (interop tests): a response without an id token (an ssh-cert or a
-                // refresh answered with client_info only) knows no username or object id; it
-                // used to overwrite the stored account with `username: ""` and a null
-                // `local_account_id`. Keep the account then, and keep unknown fields otherwise.
+                // A response without an id token (an ssh-cert, or a refresh answered with
+                // client_info only) knows no username or object id: writing its account would
+                // blank the stored `username` and `local_account_id`. Keep the account then, and
+                // keep unknown fields otherwise.
                 if response.idToken != nil {
                     transaction.replace(
                         existing.id, with: CacheEntry.account(newAccount).keepingUnknownFields(of: existing.entry))

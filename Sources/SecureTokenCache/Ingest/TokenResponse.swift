@@ -90,9 +90,8 @@ public struct TokenResponse: Sendable {
 
     private static func seconds(_ fields: JSONObject, _ name: String) throws -> Int64? {
         guard let value = fields[name], value != .null else { return nil }
-        // Library fix (interop tests): ingest adds these to the clock; a value such as
-        // 9223372036854775807 trapped on overflow and crashed the process. No real lifetime or
-        // timestamp comes near 2^40 s (34,000 years), so larger magnitudes are malformed.
+        // Ingest adds these to the clock, where a value near Int64.max would trap on overflow.
+        // No real lifetime or timestamp comes near 2^40 s, so larger magnitudes are malformed.
         guard let seconds = value.integerValue, seconds.magnitude <= Self.maximumSeconds else {
             throw TokenCacheError(
                 .malformedResponse, "the token response's \(name) is not a number of seconds; nothing was stored")

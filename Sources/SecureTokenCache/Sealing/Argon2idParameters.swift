@@ -11,7 +11,7 @@ struct Argon2idParameters: Sendable, Hashable {
     /// The length of the random salt stored next to the parameters.
     static let saltByteCount = Int(crypto_pwhash_SALTBYTES)
 
-    /// libsodium's interactive limits (about 64 MiB, ~0.1 s here): the default for new groups.
+    /// libsodium's interactive limits (64 MiB of memory): the default for new groups.
     static let interactive = Argon2idParameters(
         opsLimit: UInt64(crypto_pwhash_OPSLIMIT_INTERACTIVE),
         memLimit: UInt64(crypto_pwhash_MEMLIMIT_INTERACTIVE)

@@ -20,7 +20,8 @@ struct SecretKey: ~Copyable, @unchecked Sendable {
         guard let pointer = sodium_malloc(Self.byteCount) else {
             throw TokenCacheError(.cryptoFailure, "could not allocate guarded memory for a key (sodium_malloc failed)")
         }
-        // Bind once, so later `assumingMemoryBound(to: UInt8.self)` views are valid (interop note 17).
+        // Bind once, so later `assumingMemoryBound(to: UInt8.self)` views are valid: memory from C
+        // is untyped, and reading it as bytes without binding it first is undefined behaviour.
         pointer.bindMemory(to: UInt8.self, capacity: Self.byteCount)
         do {
             try initialize(UnsafeMutableRawBufferPointer(start: pointer, count: Self.byteCount))

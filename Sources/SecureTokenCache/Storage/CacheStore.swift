@@ -27,8 +27,8 @@ struct RecordID: Sendable, Hashable {
 /// One record in plaintext. Stores seal the payload before it leaves memory.
 ///
 /// The payload is a slice: records opened from one sealed batch share the batch's plaintext
-/// instead of each copying its bytes out (a 17,500-record group allocates and frees 17,500
-/// buffers fewer). Index it from `startIndex`, never from 0.
+/// instead of each copying its bytes out, so opening a group allocates no buffer per record.
+/// Index it from `startIndex`, never from 0.
 struct Record: Sendable {
     var id: RecordID
     var payload: ArraySlice<UInt8>

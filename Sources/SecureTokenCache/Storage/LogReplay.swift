@@ -2,9 +2,8 @@
 ///
 /// A log is mostly one large transaction (the checkpoint a compaction wrote, or a first
 /// import) and some small ones after it, and any transaction may name a record more than once.
-/// Deduplicating through a `[RecordID: Record]` dictionary hashes every name with SipHash and
-/// moves every record into and out of the dictionary: about 15 ms for a group of 17,500
-/// records. Here each change comes with a cheap ``RecordNameHash`` computed while its batch
+/// Deduplicating through a `[RecordID: Record]` dictionary would hash every name with SipHash
+/// and move every record into and out of the dictionary. Here each change comes with a cheap ``RecordNameHash`` computed while its batch
 /// opened, an open-addressing table of positions finds the last change of every record, and
 /// names are compared only when their hashes are equal (real duplicates, in practice); the
 /// records themselves are moved, never copied.

@@ -34,9 +34,7 @@ enum SystemCall {
 
     /// ``open(_:_:_:_:)`` with ``noAccessTime``. Every process reads a group's log after each
     /// commit, and under `relatime` the first read after a write updates the access time, which
-    /// on ext4 dirties and journals the inode inside the reader's catch-up (measured: the first
-    /// lookup after another process's write at 1,000 tokens, median 37 µs with it, 32 µs
-    /// without). Only a file's owner may ask for it; for anyone else's file (EPERM) this opens
+    /// on ext4 dirties and journals the inode inside the reader's catch-up. Only a file's owner may ask for it; for anyone else's file (EPERM) this opens
     /// without it and leaves the verdict to the caller's ownership check.
     static func openWithoutAccessTime(_ path: String, _ flags: Int32, _ mode: mode_t = 0o600, _ what: String) throws -> Int32 {
         while true {
