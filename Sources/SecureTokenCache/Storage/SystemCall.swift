@@ -149,6 +149,20 @@ enum SystemCall {
         try fsync(fd, what)
     }
 
+    /// Creates the file `path` holding `bytes` (`0600`, synced) unless it exists, so that no
+    /// process ever sees it half-written: the bytes are written to a new file beside it and
+    /// linked into place, and of racing creators exactly one link wins. Returns whether this call
+    /// created the file (`false`: it existed, and is left as it is).
+    @discardableResult
+    static func createFileWhole(_ path: String, _ bytes: [UInt8], _ what: String) throws -> Bool {
+        let temporary = path + ".new-\(getpid())-" + SecretFingerprint.hex(try Sodium.randomBytes(4))
+        try writeNewFile(temporary, bytes, what)
+        defer { unlink(temporary) }
+        if Glibc.link(temporary, path) == 0 { return true }
+        if errno == EEXIST { return false }
+        throw error("link", what)
+    }
+
     /// The whole content of an open file.
     static func readAll(_ fd: Int32, _ what: String) throws -> [UInt8] {
         let info = try fstat(fd, what)

@@ -91,24 +91,17 @@ struct GroupDirectory: Sendable, Hashable {
     /// that asks. Two processes that use one folder, by whatever path, read the same id; a process
     /// that finds another id recorded for the group knows that it coordinates elsewhere.
     func identity() throws -> [UInt8] {
-        let count = KeyringSnapshot.writerByteCount
-        if let fd = try? openFile("id", O_RDONLY, "reading the group folder's id") {
-            defer { close(fd) }
-            let bytes = try SystemCall.readAll(fd, "reading the group folder's id")
-            guard bytes.count == count else {
-                throw TokenCacheError(.storeCorrupted, "\(file("id")) is damaged; remove it (a new one is made)")
-            }
-            return bytes
+        let what = "reading the group folder's id"
+        if try SystemCall.lstat(file("id"), what) == nil {
+            try SystemCall.createFileWhole(file("id"), try Sodium.randomBytes(KeyringSnapshot.writerByteCount), what)
         }
-        // Written aside and linked into place, so no reader ever sees a half-written id.
-        let fresh = try Sodium.randomBytes(count)
-        let temporary = file("id.new-\(getpid())-" + SecretFingerprint.hex(try Sodium.randomBytes(4)))
-        try SystemCall.writeNewFile(temporary, fresh, "writing the group folder's id")
-        defer { unlink(temporary) }
-        if link(temporary, file("id")) != 0, errno != EEXIST { throw SystemCall.error("link", "writing the group folder's id") }
-        let fd = try openFile("id", O_RDONLY, "reading the group folder's id")
+        let fd = try openFile("id", O_RDONLY, what)
         defer { close(fd) }
-        return try SystemCall.readAll(fd, "reading the group folder's id")
+        let bytes = try SystemCall.readAll(fd, what)
+        guard bytes.count == KeyringSnapshot.writerByteCount else {
+            throw TokenCacheError(.storeCorrupted, "\(file("id")) is damaged; remove it (a new one is made)")
+        }
+        return bytes
     }
 
     /// Creates the root directory (and missing parents) with mode `0700`.

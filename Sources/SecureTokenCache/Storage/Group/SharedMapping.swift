@@ -24,10 +24,7 @@ final class SharedMapping: @unchecked Sendable {
     ///   with ENOENT when the file is missing and nothing may be created).
     init(path: String, byteCount: Int, initialBytes: [UInt8]? = nil, _ what: String) throws {
         if let initialBytes, try SystemCall.lstat(path, what) == nil {
-            let temporary = path + ".new-\(getpid())-" + SecretFingerprint.hex(try Sodium.randomBytes(4))
-            try SystemCall.writeNewFile(temporary, initialBytes, what)
-            defer { unlink(temporary) }
-            if link(temporary, path) != 0, errno != EEXIST { throw SystemCall.error("link", what) }
+            try SystemCall.createFileWhole(path, initialBytes, what)
         }
         let fd = try SystemCall.open(path, O_RDWR | O_NOFOLLOW, 0, what)
         defer { close(fd) }
