@@ -45,6 +45,29 @@ enum SystemCall {
         }
     }
 
+    /// Opens a group file at `path` (never following a symlink; ``noAccessTime`` when asked) and
+    /// checks that it is a regular file owned by this user with no group or other access: the one
+    /// place where a group file's ownership and mode are checked. Returns its descriptor.
+    ///
+    /// - Throws: ``TokenCacheError/Code/insecurePermissions`` for any other file (its descriptor
+    ///   closed), and the errors of ``open(_:_:_:_:)``.
+    static func openPrivateFile(_ path: String, _ flags: Int32, withoutAccessTime: Bool = false, _ what: String) throws -> Int32 {
+        let fd =
+            withoutAccessTime
+            ? try openWithoutAccessTime(path, flags | O_NOFOLLOW, 0o600, what) : try open(path, flags | O_NOFOLLOW, 0o600, what)
+        do {
+            let info = try fstat(fd, what)
+            guard info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid(), info.st_mode & 0o077 == 0 else {
+                throw TokenCacheError(
+                    .insecurePermissions, "\(path) must be a regular file owned by you with mode 0600; fix or remove it")
+            }
+        } catch {
+            close(fd)
+            throw error
+        }
+        return fd
+    }
+
     /// Reads exactly `count` bytes at `offset` (fewer only at end of file).
     static func pread(_ fd: Int32, count: Int, at offset: UInt64, _ what: String) throws -> [UInt8] {
         try [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in

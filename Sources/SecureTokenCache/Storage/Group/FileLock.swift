@@ -109,18 +109,7 @@ struct FileLock: Sendable {
     }
 
     private func openFile() throws -> Int32 {
-        let fd = try SystemCall.open(path, O_RDWR | O_CREAT | O_NOFOLLOW, 0o600, "opening the lock file \(path)")
-        do {
-            let info = try SystemCall.fstat(fd, "checking the lock file \(path)")
-            guard info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid(), info.st_mode & 0o077 == 0 else {
-                throw TokenCacheError(
-                    .insecurePermissions, "the lock file \(path) must be a regular file owned by you with mode 0600; remove it")
-            }
-        } catch {
-            close(fd)
-            throw error
-        }
-        return fd
+        try SystemCall.openPrivateFile(path, O_RDWR | O_CREAT, "opening the lock file \(path)")
     }
 
     /// Takes the lock if it is free now.

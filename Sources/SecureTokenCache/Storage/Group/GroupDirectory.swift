@@ -148,18 +148,7 @@ struct GroupDirectory: Sendable, Hashable {
     /// Opens a file of the group (never following a symlink) and checks it is a regular file
     /// owned by the user with no group or other access.
     func openFile(_ file: String, _ flags: Int32, _ what: String) throws -> Int32 {
-        let fd = try SystemCall.openWithoutAccessTime(self.file(file), flags | O_NOFOLLOW, 0o600, what)
-        do {
-            let info = try SystemCall.fstat(fd, what)
-            guard info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid(), info.st_mode & 0o077 == 0 else {
-                throw TokenCacheError(
-                    .insecurePermissions, "\(self.file(file)) must be a regular file owned by you with mode 0600")
-            }
-        } catch {
-            close(fd)
-            throw error
-        }
-        return fd
+        try SystemCall.openPrivateFile(self.file(file), flags, withoutAccessTime: true, what)
     }
 
     /// Creates the group atomically: builds it in a hidden sibling directory and renames that into

@@ -26,12 +26,9 @@ final class SharedMapping: @unchecked Sendable {
         if let initialBytes, try SystemCall.lstat(path, what) == nil {
             try SystemCall.createFileWhole(path, initialBytes, what)
         }
-        let fd = try SystemCall.open(path, O_RDWR | O_NOFOLLOW, 0, what)
+        let fd = try SystemCall.openPrivateFile(path, O_RDWR, what)
         defer { close(fd) }
         let info = try SystemCall.fstat(fd, what)
-        guard info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid(), info.st_mode & 0o077 == 0 else {
-            throw TokenCacheError(.insecurePermissions, "\(path) must be a regular file owned by you with mode 0600")
-        }
         guard info.st_size == off_t(byteCount) else {
             throw TokenCacheError(.storeCorrupted, "\(path) has the wrong size (\(info.st_size) bytes, not \(byteCount))")
         }
