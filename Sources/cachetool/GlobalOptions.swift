@@ -1,18 +1,22 @@
 import ArgumentParser
 import SecureTokenCache
 
-/// Which store holds the group, as `--store` takes it.
-enum StoreOption: String, ExpressibleByArgument, CaseIterable {
-    case auto, keyring, file, memory
+/// `--store`: the name of any store kind the library has.
+struct StoreOption: ExpressibleByArgument {
+    /// The kind named.
+    var kind: StoreKind
 
-    var choice: CacheConfiguration.StoreChoice {
-        switch self {
-        case .auto: .auto
-        case .keyring: .keyring
-        case .file: .file
-        case .memory: .memory
-        }
+    /// `kind` as an option value.
+    init(_ kind: StoreKind) { self.kind = kind }
+
+    init?(argument: String) {
+        guard let kind = StoreKind.all.first(where: { $0.rawValue == argument }) else { return nil }
+        self.kind = kind
     }
+
+    static var allValueStrings: [String] { StoreKind.all.map(\.rawValue) }
+
+    var defaultValueDescription: String { kind.rawValue }
 }
 
 /// The options every command that opens a group takes: which group, in which store, with
@@ -27,7 +31,7 @@ struct GlobalOptions: ParsableArguments {
             discussion:
                 "auto uses the Secret Service when it is reachable and unlocked, else the file store. memory keeps nothing after cachetool exits.",
             valueName: "store"))
-    var store: StoreOption = .auto
+    var store = StoreOption(.auto)
 
     @Option(
         help: ArgumentHelp(
@@ -58,7 +62,7 @@ struct GlobalOptions: ParsableArguments {
         var keySource: CacheConfiguration.KeySource?
         if let passphraseEnvironment { keySource = .passphraseFromEnvironment(variable: passphraseEnvironment) }
         if let keyFile { keySource = .keyFile(path: keyFile) }
-        return CacheConfiguration(store: store.choice, directory: dir, keySource: keySource)
+        return CacheConfiguration(store: store.kind, directory: dir, keySource: keySource)
     }
 
     /// Opens the group, creating it if it is new (for `import`). Throws `TokenCacheError` as
@@ -68,20 +72,10 @@ struct GlobalOptions: ParsableArguments {
     }
 
     /// Opens a group that must already exist: commands that only read or remove never create
-    /// a group, and a mistyped `--group` is an error (exit 3), not an empty listing.
-    ///
-    /// Only the file store can tell today (a group is the folder `<root>/<group>`); the keyring
-    /// store's check slots in here once it is merged.
+    /// a group, a key file or a keyring item, and a mistyped `--group` is an error (exit 3), not an
+    /// empty listing.
     func openExisting() throws -> CacheGroup {
-        if store == .file {
-            let folder = Self.fileStoreRoot(dir) + "/" + group
-            guard FileAccess.exists(folder) else {
-                throw CommandFailure(
-                    .notFound,
-                    "there is no group \(group) in \(Self.fileStoreRoot(dir)); nothing was created (see 'cachetool import')")
-            }
-        }
-        return try open()
+        try CacheGroup.openExisting(group, configuration: configuration)
     }
 
     /// The file store's root folder: `--dir`, else `$XDG_DATA_HOME/secure-token-cache`, else

@@ -23,8 +23,9 @@ struct AppOptions: ParsableArguments {
 
     /// The app's cache over the shared group. Exits with status 3 when the store is not in this build.
     func open() throws -> (cache: TokenCache, authority: Authority) {
-        guard let choice = CacheConfiguration.StoreChoice(rawValue: store) else {
-            throw ValidationError("--store must be auto, keyring, file or memory")
+        let choice = StoreKind(rawValue: store)
+        guard StoreKind.all.contains(choice) else {
+            throw ValidationError("--store must be one of \(StoreKind.all.map(\.rawValue).joined(separator: ", "))")
         }
         let configuration = CacheConfiguration(store: choice, directory: directory, keySource: keyFile.map { .keyFile(path: $0) })
         let group: CacheGroup

@@ -3,18 +3,8 @@ public import Logging
 /// How to open a cache group: which store, where, where its key comes from, and where the
 /// library's messages for operators go.
 public struct CacheConfiguration: Sendable {
-    /// Which store holds the group.
-    public enum StoreChoice: String, Sendable, Hashable, CaseIterable {
-        /// The Secret Service when it is reachable and unlocked, else the file store; never a
-        /// silent fall back to weaker protection for a group that already lives in the keyring.
-        case auto
-        /// The freedesktop Secret Service (desktop keyring).
-        case keyring
-        /// The encrypted file store.
-        case file
-        /// Process memory only; nothing is written.
-        case memory
-    }
+    /// Which store holds the group: ``StoreKind/auto`` or a backend's kind.
+    public typealias StoreChoice = StoreKind
 
     /// Where a file-store group's key comes from.
     public enum KeySource: Sendable, Hashable {

@@ -11,12 +11,14 @@ extension CacheGroup {
     /// store should reopen it. A file-store source directory is emptied and set aside as
     /// `.<name>.moved-<time>` (sealed, holding no records), so `auto` finds the group in its new
     /// home. Throws `.invalidArgument` if the destination already holds records or either side
-    /// is not `.file` or `.keyring`.
+    /// is `.auto` or a store that does not outlive the process.
     @discardableResult
     public static func move(_ name: String, from source: CacheConfiguration, to destination: CacheConfiguration) throws -> Int {
-        for side in [source, destination] where side.store != .file && side.store != .keyring {
-            throw TokenCacheError(
-                .invalidArgument, "a group moves between the file store and the keyring store, not \(side.store.rawValue)")
+        for side in [source, destination] {
+            guard side.store != .auto, try StoreBackends.backend(side.store).isDurable else {
+                throw TokenCacheError(
+                    .invalidArgument, "a group moves between stores that outlive the process, not \(side.store.rawValue)")
+            }
         }
         guard source.store != destination.store || source.directory != destination.directory else {
             throw TokenCacheError(.invalidArgument, "the source and the destination are the same store")
@@ -45,7 +47,7 @@ extension CacheGroup {
             moved = records.count
             return records.keys.map(RecordChange.delete)
         }
-        try retire(name, from: source)
+        try StoreBackends.backend(source.store).retire(name, source)
         return moved
     }
 
@@ -61,25 +63,6 @@ extension CacheGroup {
                 case .delete(let id): records[id] = nil
                 }
             }
-        }
-    }
-
-    /// Makes sure `auto` no longer finds the group where it was.
-    private static func retire(_ name: String, from source: CacheConfiguration) throws {
-        let root = try fileRoot(source)
-        switch source.store {
-        case .file:
-            let path = root + "/" + name
-            let aside = root + "/." + name + ".moved-" + String(systemClock())
-            guard rename(path, aside) == 0 else {
-                throw TokenCacheError(
-                    .ioFailure, "the group was copied and emptied, but \(path) could not be set aside",
-                    underlying: .posix(call: "rename", errno: errno))
-            }
-        case .keyring:
-            unlink(keyringMarker(root: root, name: name))
-        case .auto, .memory:
-            break
         }
     }
 }

@@ -19,17 +19,11 @@ extension CacheGroup {
         configuration: CacheConfiguration = CacheConfiguration()
     ) throws -> CacheGroup {
         try GroupName.validate(name)
-        let group: CacheGroup
-        switch configuration.store {
-        case .memory:
-            group = try CacheGroup(name: name, store: MemoryStore(name: name), logger: configuration.logger)
-        case .keyring:
-            group = try openInKeyring(name, configuration, reason: "the keyring store was requested")
-        case .file:
-            group = try openInFile(name, configuration, reason: "the file store was requested")
-        case .auto:
-            group = try openAutomatically(name, configuration)
-        }
+        let group =
+            configuration.store == .auto
+            ? try openAutomatically(name, configuration)
+            : try StoreBackends.backend(configuration.store).openGroup(
+                name, configuration, reason: "the \(configuration.store) store was requested")
         let store = group.storeDescription
         configuration.logger.info(
             "opened group \(name) in the \(store.kind.rawValue) store: \(store.reason)",
@@ -37,12 +31,33 @@ extension CacheGroup {
         return group
     }
 
+    /// Opens the group `name` only if it exists (in the store `configuration` names, or for
+    /// `.auto` in the file or keyring store): commands that only read or remove never create a
+    /// group, a key file or a keyring item.
+    ///
+    /// - Throws: ``TokenCacheError/Code/notFound`` when the group does not exist, and the errors of
+    ///   ``open(_:configuration:)``.
+    public static func openExisting(_ name: String, configuration: CacheConfiguration = CacheConfiguration()) throws
+        -> CacheGroup
+    {
+        try GroupName.validate(name)
+        let candidates: [any StoreBackend.Type] =
+            configuration.store == .auto ? [FileStore.self, KeyringStore.self] : [try StoreBackends.backend(configuration.store)]
+        guard try candidates.contains(where: { try $0.holdsGroup(name, configuration) }) else {
+            throw TokenCacheError(
+                .notFound,
+                "there is no group \(name) in the \(configuration.store == .auto ? "file or keyring" : configuration.store.rawValue) store under \(try fileRoot(configuration)); nothing was created"
+            )
+        }
+        return try open(name, configuration: configuration)
+    }
+
     private static func openAutomatically(_ name: String, _ configuration: CacheConfiguration) throws -> CacheGroup {
         let root = try fileRoot(configuration)
-        if exists(root + "/" + name) {
+        if try FileStore.holdsGroup(name, configuration) {
             return try openInFile(name, configuration, reason: "the group already lives in the file store at \(root)")
         }
-        if exists(keyringMarker(root: root, name: name)) {
+        if try KeyringStore.holdsGroup(name, configuration) {
             // The group lives in the keyring: its errors (locked, no bus) are the answer, never a
             // new, empty file group.
             return try openInKeyring(name, configuration, reason: "the group lives in the Secret Service")
@@ -79,7 +94,7 @@ extension CacheGroup {
         }
     }
 
-    private static func openInKeyring(_ name: String, _ configuration: CacheConfiguration, reason: String) throws -> CacheGroup {
+    static func openInKeyring(_ name: String, _ configuration: CacheConfiguration, reason: String) throws -> CacheGroup {
         let root = try fileRoot(configuration)
         let store = try KeyringStore(
             group: name, options: keyringOptions(configuration), root: root, lockTimeout: configuration.lockTimeout,
@@ -94,7 +109,7 @@ extension CacheGroup {
         return try CacheGroup(name: name, store: store, reason: reason, logger: configuration.logger)
     }
 
-    private static func openInFile(_ name: String, _ configuration: CacheConfiguration, reason: String) throws -> CacheGroup {
+    static func openInFile(_ name: String, _ configuration: CacheConfiguration, reason: String) throws -> CacheGroup {
         let root = try fileRoot(configuration)
         var why = reason
         let keys: any KeyProvider

@@ -124,14 +124,7 @@ public enum ProtectionLevel: String, Sendable, Hashable, CustomStringConvertible
 /// What a group is stored in, where, how it is protected and why it was chosen.
 public struct StoreDescription: Sendable, Hashable {
     /// The kind of store.
-    public enum Kind: String, Sendable, Hashable {
-        /// The freedesktop Secret Service, through libsecret.
-        case keyring
-        /// The encrypted append-only file store.
-        case file
-        /// In process memory (tests, short-lived tools).
-        case memory
-    }
+    public typealias Kind = StoreKind
 
     /// The kind of store.
     public var kind: Kind
