@@ -7,22 +7,41 @@ public struct CacheConfiguration: Sendable {
     public typealias StoreChoice = StoreKind
 
     /// Where a file-store group's key comes from.
-    public enum KeySource: Sendable, Hashable {
-        /// The group key is one item in the Secret Service (created on first use).
+    ///
+    /// A group remembers which kind of key protects it (and, for a passphrase, the Argon2id salt
+    /// and limits); opening it with another kind, another passphrase or another key file fails
+    /// with ``TokenCacheError/Code/wrongKey``. Groups in the keyring store always use the
+    /// keyring's key, whatever this says.
+    public enum KeySource: Sendable, Hashable, CustomStringConvertible {
+        /// The group key is one item in the Secret Service (created on first use), the same item
+        /// the keyring store uses, so a group keeps its key when it moves between the stores.
         case keyring
         /// A passphrase, stretched with Argon2id.
         case passphrase(String)
         /// A passphrase read from the named environment variable when the group is opened.
         case passphraseFromEnvironment(variable: String)
-        /// A key file of 32 random bytes (created 0600 if missing).
+        /// A key file of 32 random bytes, mode `0600`; created when a new group is made and the
+        /// file does not exist yet.
         case keyFile(path: String)
+
+        /// Describes the source without revealing a passphrase.
+        public var description: String {
+            switch self {
+            case .keyring: "keyring"
+            case .passphrase: "passphrase"
+            case .passphraseFromEnvironment(let variable): "passphrase from $\(variable)"
+            case .keyFile(let path): "key file \(path)"
+            }
+        }
     }
 
     /// Which store holds the group. Default: `.auto`.
     public var store: StoreChoice
     /// The root folder of file-store groups. Default: `$XDG_DATA_HOME/secure-token-cache`.
     public var directory: String?
-    /// Where a file-store group's key comes from. Default: the keyring when reachable.
+    /// Where a file-store group's key comes from. Default (`nil`): the keyring when the Secret
+    /// Service is reachable and unlocked, else the key file
+    /// `$XDG_CONFIG_HOME/secure-token-cache/keys/<group>.key`.
     public var keySource: KeySource?
     /// Whether the Secret Service may show an unlock prompt. Default: `false`.
     public var allowsInteraction: Bool

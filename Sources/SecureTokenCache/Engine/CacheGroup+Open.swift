@@ -75,7 +75,9 @@ extension CacheGroup {
         return try openInFile(name, configuration, reason: "\(why); using the encrypted file store at \(root)")
     }
 
-    private static func keyringOptions(_ configuration: CacheConfiguration) -> KeyringOptions {
+    /// The Secret Service options `configuration` asks for; every keyring client of an opened
+    /// group uses them.
+    static func keyringOptions(_ configuration: CacheConfiguration) -> KeyringOptions {
         KeyringOptions(allowInteraction: configuration.allowsInteraction)
     }
 
@@ -112,28 +114,18 @@ extension CacheGroup {
     static func openInFile(_ name: String, _ configuration: CacheConfiguration, reason: String) throws -> CacheGroup {
         let root = try fileRoot(configuration)
         var why = reason
-        let keys: any KeyProvider
-        switch configuration.keySource {
-        case .passphrase(let passphrase)?:
-            keys = try KeyProviderConfiguration.passphrase(passphrase).makeProvider()
-        case .passphraseFromEnvironment(let variable)?:
-            keys = try KeyProviderConfiguration.passphraseFromEnvironment(variable: variable).makeProvider()
-        case .keyFile(let path)?:
-            keys = try KeyProviderConfiguration.keyFile(path: path).makeProvider()
-        case .keyring?:
-            keys = try KeyringKeySource(
-                group: name, options: keyringOptions(configuration), root: root, lockTimeout: configuration.lockTimeout)
-        case nil:
-            if keyringAvailability(configuration) == nil {
-                keys = try KeyringKeySource(
-                    group: name, options: keyringOptions(configuration), root: root, lockTimeout: configuration.lockTimeout)
-                why += "; its key is held by the Secret Service"
-            } else {
-                let path = try defaultKeyFile(name)
-                keys = try KeyProviderConfiguration.keyFile(path: path).makeProvider()
-                why += "; its key is the key file \(path) (no Secret Service; configure a passphrase for stronger protection)"
-            }
+        let source: CacheConfiguration.KeySource
+        if let configured = configuration.keySource {
+            source = configured
+        } else if keyringAvailability(configuration) == nil {
+            source = .keyring
+            why += "; its key is held by the Secret Service"
+        } else {
+            let path = try defaultKeyFile(name)
+            source = .keyFile(path: path)
+            why += "; its key is the key file \(path) (no Secret Service; configure a passphrase for stronger protection)"
         }
+        let keys = try source.makeProvider(group: name, configuration: configuration)
         let store = try FileStore(
             group: name, keyProvider: keys, root: root, lockTimeout: configuration.lockTimeout, logger: configuration.logger)
         return try CacheGroup(name: name, store: store, reason: why, logger: configuration.logger)

@@ -1,37 +1,27 @@
-import CSodium
-
 /// Seals and opens the records of one group under the group's key.
 ///
-/// Every store now persists records in **sealed batches** (``sealBatch(_:firstSequence:appendingTo:)``):
+/// Records are sealed in **batches** (``sealBatch(_:firstSequence:appendingTo:)``):
 /// `firstSequence u64le ‖ count u32le ‖ box`, one XChaCha20-Poly1305 box for the whole batch, whose
 /// plaintext is `count` records, each `op u8 ‖ kind u8 ‖ nameLength u32le ‖ name ‖ payloadLength
 /// u32le ‖ payload` (a delete has op 2 and no payload). The associated data binds the format
 /// version, the group name, the context `"STCB"`, `firstSequence` and `count`; the records in a
 /// batch take the sequence numbers `firstSequence`, `firstSequence + 1`, …. One box per batch
-/// instead of one per record matters: a box has a fixed cost (the HChaCha20 subkey and the
-/// Poly1305 setup, about 10,000 instructions) that dominated opening a large group of small
-/// records. The box authenticates every byte inside it, so a batch carries no per-record name
-/// tags.
+/// rather than per record, because a box has a fixed cost (the HChaCha20 subkey and the Poly1305
+/// setup) that would dominate opening a large group of small records. The box authenticates every
+/// byte inside it, so a record cannot be moved to another group, kind or name, turned from a put
+/// into a delete, or replayed at another position, without its batch failing to open.
 ///
-/// Older versions sealed each record on its own, and their logs and keyring snapshots still open
-/// (``open(_:)``): `op u8 ‖ kind u8 ‖ nameTag 16 ‖ sequence u64le ‖ box`, where `box` is
-/// XChaCha20-Poly1305 of `nameLength u32le ‖ name ‖ payload` and the associated data binds the
-/// format version, the group name, the operation, the record kind, the record name (through its
-/// keyed tag, checked against the name after opening) and the sequence number.
-///
-/// Either way a record cannot be moved to another group, kind or name, turned from a put into a
-/// delete, or replayed at another position, without failing to open.
+/// The same key also seals markers (``sealMarker(context:associatedData:appendingTo:)``): empty
+/// boxes that authenticate store-level structures such as commits and the key check.
 final class RecordSealer: Sendable {
     /// The version of the sealed-record format, bound into every record's associated data.
     static let formatVersion: UInt16 = 1
-    /// Bytes in front of a single record's box: op, kind, name tag, sequence.
-    static let prefixByteCount = 2 + NameTag.byteCount + 8
     /// Bytes in front of a batch's box: first sequence, record count.
     static let batchPrefixByteCount = 8 + 4
     /// The plaintext bytes a record takes in a batch besides its name and payload (op, kind and
     /// the two lengths): also the least a record can take, which bounds a batch's count.
     static let batchRecordOverhead = 1 + 1 + 4 + 4
-    /// Keeps batch boxes apart from single records, markers and other structures.
+    /// Keeps batch boxes apart from markers and other structures sealed under the group key.
     private static let batchContext: StaticString = "STCB"
 
     private enum Operation: UInt8 {
@@ -42,77 +32,20 @@ final class RecordSealer: Sendable {
     /// The group whose records this sealer handles (bound into every record).
     let groupName: String
     private let key: SecretKey
-    private let nameKey: SecretKey
-    /// `"STCR" ‖ version u16le ‖ group name length u16le ‖ group name`: the associated data's
-    /// constant prefix, computed once.
-    private let associatedDataPrefix: [UInt8]
+    /// `version u16le ‖ group name length u16le ‖ group name`: what every associated data binds
+    /// after its context, computed once.
+    private let groupBinding: [UInt8]
 
     /// A sealer for `groupName` that takes ownership of `groupKey`.
     init(groupKey: consuming SecretKey, groupName: String) throws {
         self.groupName = groupName
-        self.nameKey = try groupKey.derivedSubkey(id: 1, context: "STCname_")
         self.key = groupKey
-        var prefix = Array("STCR".utf8)
-        Self.appendLE(Self.formatVersion, to: &prefix)
+        var binding: [UInt8] = []
+        Self.appendLE(Self.formatVersion, to: &binding)
         let name = Array(groupName.utf8)
-        Self.appendLE(UInt16(clamping: name.count), to: &prefix)
-        prefix += name
-        associatedDataPrefix = prefix
-    }
-
-    /// The keyed tag of a record name.
-    func nameTag(of name: String) -> NameTag {
-        var name = name
-        return name.withUTF8 { utf8 in
-            var out = (UInt64(0), UInt64(0))
-            withUnsafeMutableBytes(of: &out) { out in
-                nameKey.withUnsafeBytes { key in
-                    _ = crypto_generichash(
-                        out.baseAddress!.assumingMemoryBound(to: UInt8.self), NameTag.byteCount,
-                        utf8.baseAddress, UInt64(utf8.count),
-                        key.baseAddress!.assumingMemoryBound(to: UInt8.self), key.count
-                    )
-                }
-            }
-            return withUnsafeBytes(of: &out) { NameTag($0) }
-        }
-    }
-
-    /// Seals `change` on its own with `sequence` and appends the sealed record to `output`: the
-    /// format older versions wrote. Only tests write it now (to check that old data still opens);
-    /// stores write ``sealBatch(_:firstSequence:appendingTo:)``.
-    func seal(_ change: RecordChange, sequence: UInt64, appendingTo output: inout [UInt8]) throws {
-        let id = change.id
-        let operation: Operation
-        var plaintext: [UInt8] = []
-        let name = Array(id.name.utf8)
-        Self.appendLE(UInt32(name.count), to: &plaintext)
-        plaintext += name
-        switch change {
-        case .put(let record):
-            operation = .put
-            plaintext += record.payload
-        case .delete:
-            operation = .delete
-        }
-        defer { Sodium.wipe(&plaintext) }
-        let tag = nameTag(of: id.name)
-        let start = output.count
-        output.append(operation.rawValue)
-        output.append(id.kind.rawValue)
-        tag.append(to: &output)
-        Self.appendLE(sequence, to: &output)
-        let associatedData = self.associatedData(output[start...])
-        do {
-            try plaintext.withUnsafeBytes { plain in
-                try associatedData.withUnsafeBytes { ad in
-                    try XChaCha20Poly1305.seal(plain, using: key, authenticating: ad, appendingTo: &output)
-                }
-            }
-        } catch {
-            output.removeSubrange(start...)
-            throw error
-        }
+        Self.appendLE(UInt16(clamping: name.count), to: &binding)
+        binding += name
+        groupBinding = binding
     }
 
     /// The plaintext bytes `change` takes in a sealed batch (to split large transactions into
@@ -204,7 +137,6 @@ final class RecordSealer: Sendable {
     /// returns fewer records than were sealed.
     func openBatch(_ sealed: UnsafeRawBufferPointer) throws -> OpenedBatch {
         var buffers = OpeningBuffers()
-        defer { buffers.wipe() }
         var changes: [RecordChange] = []
         var nameHashes: [UInt64] = []
         let firstSequence = try openBatch(sealed, buffers: &buffers, appendingTo: &changes, nameHashes: &nameHashes)
@@ -296,71 +228,18 @@ final class RecordSealer: Sendable {
         guard offset == plaintext.count else { throw damaged("a sealed batch holds more than its records") }
     }
 
-    /// Reusable scratch memory for opening many records or batches in a row. Holds plaintext
-    /// between calls: call ``wipe()`` when done.
+    /// Reusable scratch memory for opening many batches in a row: the associated data, rebuilt
+    /// for each batch in one buffer. It never holds plaintext (each batch opens into a buffer of
+    /// its own, which its records share), so there is nothing to wipe.
     struct OpeningBuffers {
-        fileprivate var plaintext: [UInt8] = []
         fileprivate var associatedData: [UInt8] = []
 
         /// A fresh, empty set of buffers.
         init() {}
-
-        /// Zeroes the plaintext buffer.
-        mutating func wipe() { Sodium.wipe(&plaintext) }
-    }
-
-    /// Opens one record sealed on its own (exactly the bytes ``seal(_:sequence:appendingTo:)``
-    /// appended): what older versions wrote, one record per log frame or snapshot entry.
-    /// Throws ``TokenCacheError/Code/storeCorrupted`` if it is malformed or does not authenticate
-    /// (damaged, tampered with, swapped, or sealed under another key or group).
-    func open(_ sealed: UnsafeRawBufferPointer) throws -> OpenedRecord {
-        var buffers = OpeningBuffers()
-        defer { buffers.wipe() }
-        return try open(sealed, buffers: &buffers)
-    }
-
-    /// ``open(_:)`` with caller-provided scratch memory, for loops over many records.
-    func open(_ sealed: UnsafeRawBufferPointer, buffers: inout OpeningBuffers) throws -> OpenedRecord {
-        guard sealed.count >= Self.prefixByteCount + XChaCha20Poly1305.overhead,
-            let operation = Operation(rawValue: sealed[0]),
-            let kind = RecordKind(rawValue: sealed[1])
-        else { throw Self.damaged("a sealed record is malformed") }
-        let tag = NameTag(UnsafeRawBufferPointer(rebasing: sealed[2..<(2 + NameTag.byteCount)]))
-        let sequence = UInt64(
-            littleEndian: sealed.loadUnaligned(fromByteOffset: 2 + NameTag.byteCount, as: UInt64.self))
-        buffers.associatedData.removeAll(keepingCapacity: true)
-        buffers.associatedData += associatedDataPrefix
-        buffers.associatedData += sealed[..<Self.prefixByteCount]
-        let box = UnsafeRawBufferPointer(rebasing: sealed[Self.prefixByteCount...])
-        guard
-            let count = buffers.associatedData.withUnsafeBytes({
-                XChaCha20Poly1305.open(box, using: key, authenticating: $0, into: &buffers.plaintext)
-            })
-        else {
-            throw Self.damaged("a sealed record failed to authenticate (damaged, tampered with, or sealed with another key)")
-        }
-        guard count >= 4 else { throw Self.damaged("a sealed record's contents are malformed") }
-        return try buffers.plaintext.withUnsafeBytes { plaintext in
-            let nameCount = Int(UInt32(littleEndian: plaintext.loadUnaligned(as: UInt32.self)))
-            guard nameCount <= count - 4,
-                let name = String.validUTF8(
-                    UnsafeRawBufferPointer(rebasing: plaintext[4..<(4 + nameCount)]).assumingMemoryBound(to: UInt8.self)),
-                nameTag(of: name) == tag
-            else { throw Self.damaged("a sealed record's name does not match its tag") }
-            let id = RecordID(kind: kind, name: name)
-            let change: RecordChange
-            switch operation {
-            case .put: change = .put(Record(id: id, payload: Array(plaintext[(4 + nameCount)..<count])))
-            case .delete:
-                guard count == 4 + nameCount else { throw Self.damaged("a sealed delete carries a payload") }
-                change = .delete(id)
-            }
-            return OpenedRecord(change: change, sequence: sequence, nameTag: tag)
-        }
     }
 
     /// Seals an arbitrary store-level structure (a commit marker, a key check) under the group key:
-    /// `context` (4 ASCII bytes) keeps these apart from records and from each other.
+    /// `context` (4 ASCII bytes) keeps these apart from record batches and from each other.
     func sealMarker(context: StaticString, associatedData: [UInt8], appendingTo output: inout [UInt8]) throws {
         let ad = markerAssociatedData(context: context, associatedData)
         try ad.withUnsafeBytes { ad in
@@ -380,10 +259,10 @@ final class RecordSealer: Sendable {
         contextAssociatedData(context: context, associatedData)
     }
 
-    /// The associated data prefix with `context` (4 ASCII bytes) in place of `"STCR"`, then `data`.
+    /// `context` (4 ASCII bytes), then the group binding, then `data`.
     private func contextAssociatedData(context: StaticString, _ data: some Collection<UInt8>) -> [UInt8] {
         var ad: [UInt8] = []
-        ad.reserveCapacity(associatedDataPrefix.count + data.count)
+        ad.reserveCapacity(4 + groupBinding.count + data.count)
         appendContextAssociatedData(context: context, data, to: &ad)
         return ad
     }
@@ -392,15 +271,8 @@ final class RecordSealer: Sendable {
     private func appendContextAssociatedData(context: StaticString, _ data: some Collection<UInt8>, to output: inout [UInt8]) {
         precondition(context.utf8CodeUnitCount == 4, "an associated-data context is 4 bytes")
         output.append(contentsOf: UnsafeBufferPointer(start: context.utf8Start, count: 4))
-        output.append(contentsOf: associatedDataPrefix[4...])
+        output.append(contentsOf: groupBinding)
         output.append(contentsOf: data)
-    }
-
-    private func associatedData(_ recordPrefix: some Collection<UInt8>) -> [UInt8] {
-        var ad = associatedDataPrefix
-        ad.reserveCapacity(ad.count + Self.prefixByteCount)
-        ad += recordPrefix
-        return ad
     }
 
     private static func damaged(_ message: String) -> TokenCacheError {

@@ -82,29 +82,6 @@ struct SecretKey: ~Copyable, @unchecked Sendable {
         }
     }
 
-    /// A subkey for one purpose (`crypto_kdf_derive_from_key`): `context` is exactly 8 ASCII
-    /// characters naming the purpose, `id` tells subkeys of one context apart.
-    func derivedSubkey(id: UInt64, context: StaticString) throws -> SecretKey {
-        precondition(context.utf8CodeUnitCount == Int(crypto_kdf_CONTEXTBYTES), "a KDF context is 8 bytes")
-        return try withUnsafeBytes { master in
-            try SecretKey { sub in
-                let result = context.utf8Start.withMemoryRebound(to: CChar.self, capacity: 8) { context in
-                    crypto_kdf_derive_from_key(
-                        sub.baseAddress!.assumingMemoryBound(to: UInt8.self), sub.count,
-                        id, context,
-                        master.baseAddress!.assumingMemoryBound(to: UInt8.self)
-                    )
-                }
-                guard result == 0 else {
-                    throw TokenCacheError(
-                        .cryptoFailure, "could not derive a subkey",
-                        underlying: .sodium(function: "crypto_kdf_derive_from_key", returnCode: result)
-                    )
-                }
-            }
-        }
-    }
-
     /// Scoped read access to the key bytes; the pointer must not escape `body`.
     func withUnsafeBytes<R: ~Copyable, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
         try body(UnsafeRawBufferPointer(start: storage, count: Self.byteCount))

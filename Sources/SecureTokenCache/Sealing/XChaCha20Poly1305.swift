@@ -47,40 +47,6 @@ enum XChaCha20Poly1305 {
         }
     }
 
-    /// Opens `box` into `output` (grown as needed; only the first `count` bytes are the plaintext)
-    /// and returns the plaintext's length, or `nil` when the box does not authenticate. For
-    /// loops over many records: one buffer, no allocation per record.
-    static func open(
-        _ box: UnsafeRawBufferPointer,
-        using key: borrowing SecretKey,
-        authenticating associatedData: UnsafeRawBufferPointer,
-        into output: inout [UInt8]
-    ) -> Int? {
-        guard box.count >= overhead, (try? Sodium.ensureInitialised()) != nil else { return nil }
-        let plainCount = box.count - overhead
-        if output.count < plainCount {
-            // Growing in place could move the buffer and free the old one with an earlier
-            // plaintext still in it: take a fresh one and wipe the old.
-            var larger = [UInt8](repeating: 0, count: plainCount)
-            swap(&larger, &output)
-            Sodium.wipe(&larger)
-        }
-        let result = output.withUnsafeMutableBytes { out in
-            key.withUnsafeBytes { key in
-                crypto_aead_xchacha20poly1305_ietf_decrypt(
-                    out.baseAddress!.assumingMemoryBound(to: UInt8.self), nil,
-                    nil,
-                    (box.baseAddress! + nonceByteCount).assumingMemoryBound(to: UInt8.self),
-                    UInt64(box.count - nonceByteCount),
-                    associatedData.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(associatedData.count),
-                    box.baseAddress!.assumingMemoryBound(to: UInt8.self),
-                    key.baseAddress!.assumingMemoryBound(to: UInt8.self)
-                )
-            }
-        }
-        return result == 0 ? plainCount : nil
-    }
-
     /// Opens a box made by ``seal(_:using:authenticating:appendingTo:)``. Returns `nil` when the
     /// box is too short or does not authenticate (tampered, wrong key or wrong associated data):
     /// the caller knows which error that is.

@@ -208,12 +208,6 @@ final class FileStore: CacheStore {
         }
     }
 
-    /// Opens (or creates) the group `name` with the key from `keys`; see
-    /// ``init(group:keyProvider:root:lockTimeout:compactionMinimumDead:)``.
-    convenience init(group name: String, keys: KeyProviderConfiguration, root: String? = nil) throws {
-        try self.init(group: name, keyProvider: keys.makeProvider(), root: root)
-    }
-
     // MARK: Reading
 
     func currentGeneration() -> UInt64 { state.loadGeneration() }

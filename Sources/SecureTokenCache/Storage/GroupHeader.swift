@@ -19,12 +19,12 @@ struct GroupHeader: Sendable, Equatable {
     /// 16 random bytes naming this group instance (bound into the log and the key check).
     var groupID: [UInt8]
     /// How the key is found again.
-    var keySource: KeySource
+    var keySource: HeaderKeySource
     /// The sealed key check.
     var keyCheck: [UInt8]
 
     /// A header for a new group, with its key check sealed by `sealer`.
-    init(groupID: [UInt8], keySource: KeySource, sealer: RecordSealer) throws {
+    init(groupID: [UInt8], keySource: HeaderKeySource, sealer: RecordSealer) throws {
         formatVersion = Self.currentFormatVersion
         self.groupID = groupID
         self.keySource = keySource

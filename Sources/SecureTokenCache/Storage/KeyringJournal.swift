@@ -12,8 +12,8 @@ import Synchronization
 /// journal; it answers `nil` and the caller falls back.
 ///
 /// Layout: a 16-byte header, `"STCJRN01" ‖ base generation u64le`, then ``LogFormat`` batch and
-/// commit frames sealed by the group's ``RecordSealer``, exactly as in the FileStore's log (record
-/// frames of older versions are still read). The transaction that made generation `g` has the
+/// commit frames sealed by the group's ``RecordSealer``, exactly as in the FileStore's log. The
+/// transaction that made generation `g` has the
 /// commit sequence `g << 32`, its records `(g - 1) << 32 + 1, + 2, …`, and its commit names
 /// `(g - 1) << 32` as the previous one; the first commit after the header names `base << 32`. So
 /// the commit chain authenticates every generation number and the header's base, and a

@@ -108,7 +108,6 @@ struct KeyringSnapshot: Sendable {
         var nameHashes: [UInt64] = []
         var tags: [UInt8] = []
         var buffers = RecordSealer.OpeningBuffers()
-        defer { buffers.wipe() }
         while changes.count < count {
             guard bytes.count - offset >= 4 else { throw corrupted("the keyring records item is truncated") }
             let length = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))

@@ -106,13 +106,13 @@ final class KeyringStore: CacheStore {
         lock = FileLock(path: directory.file("lock"), purpose: "the group \(group)", logger: logger)
         self.lockTimeout = lockTimeout
         shared = try SharedState(directory: directory, creating: true)
-        let key = try KeyringKeyProvider(group: group, client: client, lock: lock, lockTimeout: lockTimeout).groupKey()
-        sealer = try RecordSealer(groupKey: key, groupName: group)
+        let keys = KeyringKeyProvider(group: group, client: client, lock: lock, lockTimeout: lockTimeout)
+        sealer = try RecordSealer(groupKey: keys.groupKey(), groupName: group)
         journal = KeyringJournal(directory: directory, sealer: sealer, sizeLimit: journalSizeLimit)
         baseDescription = StoreDescription(
             kind: .keyring,
             location: "Secret Service default collection, schema \(KeyringSchema.group.name), group \(group)",
-            protection: KeyringKeyProvider.protectionLevel,
+            protection: keys.protectionLevel,
             reason: "a keyring store was requested",
             coordinationDirectory: directory.path
         )

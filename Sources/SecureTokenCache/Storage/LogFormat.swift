@@ -3,13 +3,11 @@
 /// A log file is a 32-byte header (`"STCLOG01"` ‖ epoch u16 ‖ six zero bytes ‖ group id) followed
 /// by frames, each `length u32le ‖ type u8 ‖ body` (`length` counts type and body). A transaction
 /// is one or more record-carrying frames and then a commit frame:
-/// - a **batch frame** (type 3, the only kind written now) holds one sealed batch of records,
+/// - a **batch frame** (type 3) holds one sealed batch of records,
 ///   `firstSequence u64le ‖ count u32le ‖ box` (see ``RecordSealer``). A transaction's records
 ///   are split into batches of at most ``maximumBatchPlaintextByteCount`` (a record larger than
 ///   that gets a batch of its own), so a large transaction opens on several threads and no
 ///   single box gets huge;
-/// - a **record frame** (type 1) holds one record sealed on its own: what older versions wrote.
-///   It is still read, so their logs open; the next compaction rewrites them as batch frames;
 /// - a **commit frame** (type 2, 65 bytes in all) ends a transaction: `sequence u64 ‖ record count
 ///   u32 ‖ previous commit's sequence u64 ‖ sealed marker`, whose associated data binds those
 ///   three numbers and a BLAKE2b-256 of the authentication tags (last 16 bytes) of the
@@ -18,6 +16,10 @@
 ///   transactions chain (none can be dropped from the middle or swapped), and sequence numbers
 ///   only grow: every record takes the next number (a batch's records take consecutive ones) and
 ///   the commit the one after its last record.
+///
+/// No other frame type exists. ``LogScanner`` reports a frame of any other type in committed data
+/// as ``TokenCacheError/Code/storeCorrupted`` (damage, not a newer format: a newer format raises
+/// the ``GroupHeader``'s format version, which opening a group checks first), and treats one in an unpublished tail as a torn append.
 enum LogFormat {
     /// The log header's size.
     static let headerByteCount = 32
@@ -28,8 +30,6 @@ enum LogFormat {
     /// Batches are cut at this much plaintext (1 MiB): big enough that a box's fixed cost
     /// vanishes, small enough that a large checkpoint opens on several threads.
     static let maximumBatchPlaintextByteCount = 1 << 20
-    /// The type of a frame holding one record sealed on its own (older versions; read only).
-    static let recordFrame: UInt8 = 1
     /// The type of a commit frame.
     static let commitFrame: UInt8 = 2
     /// The type of a frame holding a sealed batch of records.
@@ -90,20 +90,8 @@ enum LogFormat {
         return sequence
     }
 
-    /// Appends a record frame holding `change` sealed on its own with `sequence`: the frame older
-    /// versions wrote. Kept only so tests can make logs as those versions did; stores write
-    /// ``appendBatchFrames(_:firstSequence:sealer:to:)``.
-    static func appendRecordFrame(_ change: RecordChange, sequence: UInt64, sealer: RecordSealer, to output: inout [UInt8]) throws
-    {
-        let start = output.count
-        output += [0, 0, 0, 0, recordFrame]
-        try sealer.seal(change, sequence: sequence, appendingTo: &output)
-        let length = UInt32(output.count - start - 4)
-        output.withUnsafeMutableBytes { $0.storeBytes(of: length.littleEndian, toByteOffset: start, as: UInt32.self) }
-    }
-
-    /// Appends the commit frame for the batch or record frames in `output[recordsStart...]`, which
-    /// hold `count` records.
+    /// Appends the commit frame for the batch frames in `output[recordsStart...]`, which hold
+    /// `count` records.
     static func appendCommitFrame(
         sequence: UInt64, count: Int, previousCommit: UInt64, recordsStart: Int, sealer: RecordSealer, to output: inout [UInt8]
     ) throws {
@@ -118,8 +106,8 @@ enum LogFormat {
         try sealer.sealMarker(context: commitContext, associatedData: numbers + digest, appendingTo: &output)
     }
 
-    /// The BLAKE2b-256 of the authentication tags (last 16 bytes) of the batch or record frames
-    /// that make up `frames` exactly (the caller has checked their lengths).
+    /// The BLAKE2b-256 of the authentication tags (last 16 bytes) of the batch frames that make
+    /// up `frames` exactly (the caller has checked their lengths).
     static func transactionDigest(_ frames: UnsafeRawBufferPointer) -> [UInt8] {
         var tags: [UInt8] = []
         tags.reserveCapacity(frames.count / 64)

@@ -22,14 +22,12 @@ struct LogScanner {
     /// Opening never uses more threads than this (nor more than the machine has processors).
     static let maximumOpeningThreads = 4
 
-    /// A frame the first pass accepted: where it is and how many records it holds.
+    /// A batch frame the first pass accepted: where it is and where its records start.
     private struct Frame {
         /// The offset of its length field in the scanned bytes.
         var start: Int
         /// The offset just after it.
         var end: Int
-        /// Its type (``LogFormat/recordFrame`` or ``LogFormat/batchFrame``).
-        var type: UInt8
         /// Where its records start among the scan's records.
         var firstRecord: Int
     }
@@ -96,23 +94,9 @@ struct LogScanner {
                     problem = "a batch is out of sequence (replayed or moved)"
                     break
                 }
-                frames.append(Frame(start: offset, end: end, type: LogFormat.batchFrame, firstRecord: recordCount))
+                frames.append(Frame(start: offset, end: end, firstRecord: recordCount))
                 recordCount += count
                 sequence = first + UInt64(count - 1)
-            case LogFormat.recordFrame:
-                guard body.count >= RecordSealer.prefixByteCount + XChaCha20Poly1305.overhead else {
-                    problem = "a record frame is malformed"
-                    break
-                }
-                let recordSequence = UInt64(
-                    littleEndian: body.loadUnaligned(fromByteOffset: 2 + NameTag.byteCount, as: UInt64.self))
-                guard recordSequence > sequence else {
-                    problem = "a record is out of sequence (replayed or moved)"
-                    break
-                }
-                frames.append(Frame(start: offset, end: end, type: LogFormat.recordFrame, firstRecord: recordCount))
-                recordCount += 1
-                sequence = recordSequence
             case LogFormat.commitFrame where length == LogFormat.commitFrameByteCount - 4:
                 let commitSequence = UInt64(littleEndian: body.loadUnaligned(fromByteOffset: 0, as: UInt64.self))
                 let count = Int(UInt32(littleEndian: body.loadUnaligned(fromByteOffset: 8, as: UInt32.self)))
@@ -138,6 +122,7 @@ struct LogScanner {
                 sequence = commitSequence
                 commit = commitSequence
             default:
+                // No other type exists (see ``LogFormat``): damage, never a frame to skip.
                 problem = "a frame has an unknown type"
             }
             if let problem {
@@ -244,18 +229,11 @@ struct LogScanner {
         log.changes.reserveCapacity(recordCount)
         log.nameHashes.reserveCapacity(recordCount)
         var buffers = RecordSealer.OpeningBuffers()
-        defer { buffers.wipe() }
         for index in frames.indices {
             let frame = frames[index]
             let body = UnsafeRawBufferPointer(rebasing: bytes[(frame.start + 5)..<frame.end])
             do {
-                if frame.type == LogFormat.batchFrame {
-                    _ = try sealer.openBatch(body, buffers: &buffers, appendingTo: &log.changes, nameHashes: &log.nameHashes)
-                } else {
-                    let change = try sealer.open(body, buffers: &buffers).change
-                    log.changes.append(change)
-                    log.nameHashes.append(RecordNameHash.hash(change.id))
-                }
+                _ = try sealer.openBatch(body, buffers: &buffers, appendingTo: &log.changes, nameHashes: &log.nameHashes)
             } catch {
                 let failure = error as? TokenCacheError ?? TokenCacheError(.storeCorrupted, "\(error)")
                 return (log, (index, failure))

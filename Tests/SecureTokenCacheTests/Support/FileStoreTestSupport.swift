@@ -109,11 +109,11 @@ func writeBytes(_ bytes: [UInt8], to path: String) {
 
 /// One frame of a log file, as ``logFrames(_:)`` finds it.
 struct LogFrame: Equatable {
-    /// Its type byte (``LogFormat/batchFrame``, ``LogFormat/recordFrame``, ``LogFormat/commitFrame``).
+    /// Its type byte (``LogFormat/batchFrame`` or ``LogFormat/commitFrame``).
     var type: UInt8
-    /// A batch frame's first sequence number, a record frame's or a commit frame's sequence.
+    /// A batch frame's first sequence number, or a commit frame's sequence.
     var sequence: UInt64
-    /// A batch frame's or a commit frame's record count (1 for a record frame).
+    /// A batch frame's or a commit frame's record count.
     var count: Int
     /// Where it starts in the file.
     var offset: Int
@@ -128,29 +128,13 @@ func logFrames(_ log: [UInt8]) -> [LogFrame] {
             let length = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
             guard length >= 1, offset + 4 + length <= bytes.count else { break }
             let body = offset + 5
-            switch bytes[offset + 4] {
-            case LogFormat.batchFrame:
-                frames.append(
-                    LogFrame(
-                        type: LogFormat.batchFrame,
-                        sequence: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: body, as: UInt64.self)),
-                        count: Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: body + 8, as: UInt32.self))),
-                        offset: offset))
-            case LogFormat.recordFrame:
-                frames.append(
-                    LogFrame(
-                        type: LogFormat.recordFrame,
-                        sequence: UInt64(
-                            littleEndian: bytes.loadUnaligned(fromByteOffset: body + 2 + NameTag.byteCount, as: UInt64.self)),
-                        count: 1, offset: offset))
-            default:
-                frames.append(
-                    LogFrame(
-                        type: bytes[offset + 4],
-                        sequence: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: body, as: UInt64.self)),
-                        count: Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: body + 8, as: UInt32.self))),
-                        offset: offset))
-            }
+            // Batch and commit frames both start with a sequence number and a record count.
+            frames.append(
+                LogFrame(
+                    type: bytes[offset + 4],
+                    sequence: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: body, as: UInt64.self)),
+                    count: Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: body + 8, as: UInt32.self))),
+                    offset: offset))
             offset += 4 + length
         }
     }
@@ -166,36 +150,4 @@ func sequencesGrowStrictly(_ frames: [LogFrame]) -> Bool {
         last = frame.type == LogFormat.batchFrame ? frame.sequence + UInt64(frame.count) - 1 : frame.sequence
     }
     return true
-}
-
-/// A group under `root` whose log is written the way versions before batch frames wrote it: one
-/// record frame per record. The key file at `keyPath` holds the group key.
-enum LegacyLog {
-    /// Creates group `name` (key file `keyPath`) and replaces its log with `transactions`, each
-    /// as record frames and a commit frame, published in its state file.
-    static func write(_ transactions: [[RecordChange]], group name: String, root: String, keyPath: String) throws {
-        let provider = try KeyFileKeyProvider(path: keyPath)
-        _ = try FileStore(group: name, keyProvider: provider, root: root)
-        let directory = root + "/" + name
-        let header = try GroupHeader(decoding: readBytes(directory + "/header"))
-        let keyBytes = readBytes(keyPath)
-        let sealer = try keyBytes.withUnsafeBytes { try RecordSealer(groupKey: SecretKey(copying: $0), groupName: name) }
-        let epoch = UInt16(1)
-        var log = LogFormat.header(epoch: epoch, groupID: header.groupID)
-        var sequence: UInt64 = 0
-        var previous: UInt64 = 0
-        for changes in transactions {
-            let start = log.count
-            for change in changes {
-                sequence += 1
-                try LogFormat.appendRecordFrame(change, sequence: sequence, sealer: sealer, to: &log)
-            }
-            sequence += 1
-            try LogFormat.appendCommitFrame(
-                sequence: sequence, count: changes.count, previousCommit: previous, recordsStart: start, sealer: sealer, to: &log)
-            previous = sequence
-        }
-        writeBytes(log, to: directory + "/log")
-        writeBytes(SharedState.initialBytes(CommitWord(epoch: epoch, length: UInt64(log.count))), to: directory + "/state")
-    }
 }

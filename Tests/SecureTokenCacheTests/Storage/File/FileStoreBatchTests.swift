@@ -4,14 +4,9 @@ import Testing
 
 @testable import SecureTokenCache
 
-/// The log's batch frames: what a write appends, how a large transaction is split, logs of older
-/// versions (one record frame per record), and compaction rewriting a log as batches.
+/// The log's batch frames: what a write appends, how a large transaction is split, that no other
+/// frame type is read, and compaction rewriting a log as batches.
 @Suite(.timeLimit(.minutes(3))) struct FileStoreBatchTests {
-    static let legacyTransactions: [[RecordChange]] = [
-        [put("at-1", "token one"), put("rt-1", "refresh one", kind: .refreshToken), put("acct", "account", kind: .account)],
-        [put("at-1", "token one, renewed"), delete("rt-1", kind: .refreshToken), put("at-2", "token two")],
-    ]
-    static let legacyContents = ["1:at-1": "token one, renewed", "4:acct": "account", "1:at-2": "token two"]
 
     @Test func aWriteAppendsOneBatchFrameAndOneCommit() throws {
         let tmp = TemporaryDirectory()
@@ -89,91 +84,34 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: tmp.path + "/g/quarantine"))
     }
 
-    /// A group written by an older version (one record frame per record) opens with the same
-    /// contents, takes new writes (batch frames after the old ones), and its next compaction
-    /// rewrites it as batch frames only.
-    @Test func aLegacyLogLoadsAndCompactionRewritesItAsBatches() throws {
+    /// The log holds batch and commit frames only: a committed frame of any other type is damage
+    /// (``TokenCacheError/Code/storeCorrupted``, the file quarantined), never a frame to skip.
+    @Test func aCommittedFrameOfAnUnknownTypeIsCorruption() throws {
         let tmp = TemporaryDirectory()
-        let keyPath = tmp.path + "/group.key"
-        try LegacyLog.write(Self.legacyTransactions, group: "old", root: tmp.path, keyPath: keyPath)
-        let legacy = readBytes(tmp.path + "/old/log")
-        #expect(Set(logFrames(legacy).map(\.type)) == [LogFormat.recordFrame, LogFormat.commitFrame])
-
-        let provider = try KeyFileKeyProvider(path: keyPath)
-        let store = try FileStore(group: "old", keyProvider: provider, root: tmp.path, compactionMinimumDead: 4)
-        var (records, cursor) = try store.load()
-        #expect(contents(records) == Self.legacyContents)
-        let reader = try FileStore(group: "old", keyProvider: provider, root: tmp.path)
-        let (seen, loadedCursor) = try reader.load()
-        var readerCursor = loadedCursor
-        var snapshot = contents(seen)
-        guard case .reload(let replayed, _) = try reader.update(since: .start) else {
-            Issue.record("a cursor from elsewhere reloads")
-            return
-        }
-        #expect(contents(replayed) == Self.legacyContents)
-
-        // New writes go after the old frames as batch frames; the reader follows the mixed log.
-        cursor = try store.commit([put("at-3", "token three")], since: cursor)
-        let mixed = logFrames(readBytes(tmp.path + "/old/log"))
-        #expect(Array(mixed.suffix(2).map(\.type)) == [LogFormat.batchFrame, LogFormat.commitFrame])
-        #expect(sequencesGrowStrictly(mixed))
-        let update = try reader.update(since: readerCursor)
-        guard case .changes(let changes, let next) = update else {
-            Issue.record("the reader catches up on the new transaction, got \(update)")
-            return
-        }
-        #expect(changes.map(\.id.name) == ["at-3"])
-        apply(update, to: &snapshot)
-        readerCursor = next
-
-        var expected = Self.legacyContents
-        expected["1:at-3"] = "token three"
-        var compacted = false
-        for round in 0..<20 where !compacted {
-            cursor = try store.transact(since: cursor) { transaction in
-                compacted = transaction.compacting
-                return [put("at-2", "token two, round \(round)")]
+        let store = try FileStore(group: "g", keyProvider: testPassphrase(), root: tmp.path)
+        try store.commit([put("a", "1")])
+        try store.commit([put("b", "2")])
+        let log = readBytes(tmp.path + "/g/log")
+        let state = readBytes(tmp.path + "/g/state")
+        let batch = try #require(logFrames(log).last { $0.type == LogFormat.batchFrame })
+        for type: UInt8 in [0, 1, 4, 0xFF] {
+            var damaged = log
+            damaged[batch.offset + 4] = type
+            writeBytes(damaged, to: tmp.path + "/g/log")
+            let error = #expect(throws: TokenCacheError.self, "type \(type)") {
+                try FileStore(group: "g", keyProvider: testPassphrase(), root: tmp.path).load()
             }
-            expected["1:at-2"] = "token two, round \(round)"
+            #expect(error?.code == .storeCorrupted, "type \(type)")
+            #expect(error?.message.contains("unknown type") == true, "type \(type)")
+            #expect(FileManager.default.fileExists(atPath: tmp.path + "/g/quarantine"), "type \(type)")
+            writeBytes(log, to: tmp.path + "/g/log")
+            writeBytes(state, to: tmp.path + "/g/state")
+            try FileManager.default.removeItem(atPath: tmp.path + "/g/quarantine")
         }
-        #expect(compacted)
-        let rewritten = logFrames(readBytes(tmp.path + "/old/log"))
-        #expect(rewritten.map(\.type).allSatisfy { $0 == LogFormat.batchFrame || $0 == LogFormat.commitFrame })
-        #expect(rewritten.filter { $0.type == LogFormat.commitFrame }.count == 1)
-        #expect(rewritten.last?.count == expected.count)
-        // Sequence numbers keep growing across the rewrite.
-        #expect(rewritten.first.map { $0.sequence > mixed.last!.sequence } == true)
-        (records, _) = try store.load()
-        #expect(contents(records) == expected)
-        #expect(contents(try FileStore(group: "old", keyProvider: provider, root: tmp.path).load().0) == expected)
-        apply(try reader.update(since: readerCursor), to: &snapshot)
-        #expect(snapshot == expected)
-        #expect(!FileManager.default.fileExists(atPath: tmp.path + "/old/quarantine"))
-    }
-
-    /// Every byte of a legacy log is still protected: a flip gives the same contents or a clear
-    /// error, never other contents.
-    @Test(.tags(.slow)) func everyFlippedByteOfALegacyLogIsDetected() throws {
-        let tmp = TemporaryDirectory()
-        let keyPath = tmp.path + "/group.key"
-        try LegacyLog.write(Self.legacyTransactions, group: "old", root: tmp.path, keyPath: keyPath)
-        let provider = try KeyFileKeyProvider(path: keyPath)
-        let pristine = readBytes(tmp.path + "/old/log")
-        let state = readBytes(tmp.path + "/old/state")
-        for index in LogFormat.headerByteCount..<pristine.count {
-            var damaged = pristine
-            damaged[index] ^= 0x01
-            writeBytes(damaged, to: tmp.path + "/old/log")
-            let error = #expect(throws: TokenCacheError.self, "byte \(index)") {
-                try FileStore(group: "old", keyProvider: provider, root: tmp.path).load()
-            }
-            #expect(error?.code == .storeCorrupted, "byte \(index)")
-            writeBytes(pristine, to: tmp.path + "/old/log")
-            writeBytes(state, to: tmp.path + "/old/state")
-            try? FileManager.default.removeItem(atPath: tmp.path + "/old/quarantine")
-        }
-        #expect(contents(try FileStore(group: "old", keyProvider: provider, root: tmp.path).load().0) == Self.legacyContents)
+        #expect(
+            contents(try FileStore(group: "g", keyProvider: testPassphrase(), root: tmp.path).load().0) == [
+                "1:a": "1", "1:b": "2",
+            ])
     }
 
     /// Compaction keeps every live record through puts, overwrites and deletes, across record

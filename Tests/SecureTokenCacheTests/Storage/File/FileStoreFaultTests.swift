@@ -208,7 +208,7 @@ import Testing
             return ProvidedKey(key: key, source: .keyring)
         }
 
-        func key(for source: KeySource, groupID: [UInt8], groupName: String) throws -> SecretKey {
+        func key(for source: HeaderKeySource, groupID: [UInt8], groupName: String) throws -> SecretKey {
             guard case .keyring = source else { throw mismatch(source) }
             guard let bytes = lock.withLock({ keys[groupID] }) else {
                 throw TokenCacheError(.wrongKey, "no key held for this group")
@@ -235,17 +235,20 @@ import Testing
     @Test func passphraseFromEnvironment() throws {
         // A private environment: setenv would race with other tests' getenv.
         let environment = { (name: String) -> String? in name == "STC_TEST_PASSPHRASE" ? "from the environment" : nil }
-        let provider = try KeyProviderConfiguration.passphraseFromEnvironment(variable: "STC_TEST_PASSPHRASE")
-            .makeProvider(argon2id: .minimum, environment: environment)
         let tmp = TemporaryDirectory()
+        let configuration = CacheConfiguration(store: .file, directory: tmp.path)
+        let provider = try CacheConfiguration.KeySource.passphraseFromEnvironment(variable: "STC_TEST_PASSPHRASE")
+            .makeProvider(group: "e", configuration: configuration, argon2id: .minimum, environment: environment)
         try FileStore(group: "e", keyProvider: provider, root: tmp.path).commit([put("a", "1")])
-        let same = try KeyProviderConfiguration.passphrase("from the environment").makeProvider(argon2id: .minimum)
+        let same = try CacheConfiguration.KeySource.passphrase("from the environment")
+            .makeProvider(group: "e", configuration: configuration, argon2id: .minimum)
         #expect(contents(try FileStore(group: "e", keyProvider: same, root: tmp.path).load().0) == ["1:a": "1"])
         let missing = #expect(throws: TokenCacheError.self) {
-            try KeyProviderConfiguration.passphraseFromEnvironment(variable: "STC_UNSET").makeProvider(environment: environment)
+            try CacheConfiguration.KeySource.passphraseFromEnvironment(variable: "STC_UNSET")
+                .makeProvider(group: "e", configuration: configuration, environment: environment)
         }
         #expect(missing?.code == .invalidArgument)
-        #expect(!"\(KeyProviderConfiguration.passphrase("hunter2"))".contains("hunter2"))
+        #expect(!"\(CacheConfiguration.KeySource.passphrase("hunter2"))".contains("hunter2"))
     }
 
     @Test func insecureOrUnusableGroupDirectoriesAreRefused() throws {

@@ -3,7 +3,7 @@ import Testing
 @testable import SecureTokenCache
 
 /// The keyring journal's frames, without a Secret Service: writes are batch frames, and a journal
-/// written with record frames (older versions) still tells readers what happened.
+/// holding a frame of any other type tells readers nothing past it.
 @Suite(.timeLimit(.minutes(1))) struct KeyringJournalFrameTests {
     let sealer: RecordSealer
     let runtime = TemporaryDirectory()
@@ -91,33 +91,33 @@ import Testing
         #expect(reader.read()?.frames.count == KeyringLastCommit.capacity)
     }
 
-    @Test func aJournalOfRecordFramesIsStillRead() throws {
+    /// A journal frame of an unknown type ends what the journal can tell, in the file and in the
+    /// mapped copy alike: readers get the transactions before it and nothing from it on, so they
+    /// read the records item instead.
+    @Test func aFrameOfAnUnknownTypeIsNeverTrusted() throws {
         let journal = try journal()
-        let transactions = [[put("a", "1"), put("b", "2")], [delete("a")], [put("c", "3"), put("b", "4")]]
-        var bytes = KeyringJournal.header(base: 0)
-        for (index, changes) in transactions.enumerated() {
-            let generation = UInt64(index + 1)
-            let start = bytes.count
-            for (position, change) in changes.enumerated() {
-                try LogFormat.appendRecordFrame(
-                    change, sequence: (generation - 1) << 32 + UInt64(position) + 1, sealer: sealer, to: &bytes)
-            }
-            try LogFormat.appendCommitFrame(
-                sequence: generation << 32, count: changes.count, previousCommit: (generation - 1) << 32, recordsStart: start,
-                sealer: sealer, to: &bytes)
+        let pending = try #require(try journal.begin([put("a", "1")], generation: 1, appendingTo: nil, at: nil))
+        let end = try #require(journal.commit(pending)).end
+        let writer = try #require(journal.openForWriting())
+        let next = try #require(try journal.begin([put("b", "2")], generation: 2, appendingTo: writer, at: end))
+        let committed = try #require(journal.commit(next))
+        let bytes = readBytes(journal.path)
+        func reader() throws -> KeyringJournalFile { try #require(KeyringJournalFile(path: journal.path, writable: false)) }
+        let whole = try #require(journal.changes(in: try reader(), after: 0, hint: 0, through: 2))
+        #expect(KeyringTestSupport.describe(whole.changes) == ["put a=1", "put b=2"])
+
+        for type: UInt8 in [0, 1, 4, 0xFF] {
+            var damaged = bytes
+            damaged[Int(end) + 4] = type
+            writeBytes(damaged, to: journal.path)
+            #expect(journal.changes(in: try reader(), after: 1, hint: end, through: 2) == nil, "type \(type)")
+            #expect(journal.changes(in: try reader(), after: 0, hint: 0, through: 2) == nil, "type \(type)")
+            let first = try #require(journal.changes(in: try reader(), after: 0, hint: 0, through: 1), "type \(type)")
+            #expect(KeyringTestSupport.describe(first.changes) == ["put a=1"], "type \(type)")
+
+            var copy = committed.frames
+            copy[4] = type
+            #expect(journal.changes(inCopy: copy, at: committed.start, after: 1) == nil, "type \(type)")
         }
-        try SystemCall.writeNewFile(journal.path, bytes, "writing a test journal")
-        let all = try #require(journal.changes(after: 0, hint: 0, through: 3))
-        #expect(KeyringTestSupport.describe(all.changes) == KeyringTestSupport.describe(transactions.flatMap { $0 }))
-        let last = try #require(journal.changes(after: 2, hint: 0, through: 3))
-        #expect(KeyringTestSupport.describe(last.changes) == ["put c=3", "put b=4"])
-        #expect(journal.position(of: 3) == UInt64(bytes.count))
-        // And a writer appends batch frames after them.
-        let file = try #require(journal.openForWriting())
-        let end = try #require(journal.appendPosition(in: file, after: 3))
-        let pending = try #require(try journal.begin([put("d", "5")], generation: 4, appendingTo: file, at: end))
-        _ = try #require(journal.commit(pending))
-        let fourth = try #require(journal.changes(after: 3, hint: end, through: 4))
-        #expect(KeyringTestSupport.describe(fourth.changes) == ["put d=5"])
     }
 }

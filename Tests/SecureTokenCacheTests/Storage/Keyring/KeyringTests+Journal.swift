@@ -218,7 +218,7 @@ extension KeyringTests {
             #expect(try Support.payloads(other.load().0) == ["a": "1", "b": "2", "c": "3"])
         }
 
-        /// A writer that died between its record frames and its commit frame, before or after
+        /// A writer that died between its batch frames and its commit frame, before or after
         /// storing the item: readers apply only complete transactions, and the next writer reads
         /// the item instead of trusting the journal.
         @Test(arguments: [false, true])
@@ -230,7 +230,7 @@ extension KeyringTests {
             var content: [String: String] = [:]
             let first = try writer.transact(since: .start) { _ in [.put(Support.record("a", "1"))] }
 
-            // The dead writer, by hand: its record frames, perhaps the item, then nothing.
+            // The dead writer, by hand: its batch frames, perhaps the item, then nothing.
             let directory = try GroupDirectory.madeKeyring(group)
             let client = KeyringClient(schema: .group)
             let key = try KeyringKeyProvider(

@@ -55,6 +55,40 @@ extension KeyringTests {
             #expect(try inKeyring.exportMSAL(includeSecrets: true) == expected)
         }
 
+        /// A file group keyed by the keyring seals with the keyring group's key item (one item per
+        /// group name, whichever store made it), and no other kind of key opens it.
+        @Test func aFileGroupKeyedByTheKeyringUsesTheKeyringGroupsKeyItem() throws {
+            let root = try folder()
+            defer { try? FileManager.default.removeItem(atPath: root) }
+            let name = Support.uniqueGroup("file-keyring-key")
+            _ = try KeyringStore(group: name, root: root)
+            let file = CacheConfiguration(store: .file, directory: root, keySource: .keyring)
+            let group = try CacheGroup.open(name, configuration: file)
+            #expect(group.storeDescription.kind == .file)
+            #expect(group.storeDescription.protection == .keyring)
+            try group.importMSAL(try Fixtures.vector("v1_single_account"))
+
+            KeyringKeyProvider.forgetCachedKeys()
+            let client = KeyringClient(schema: .group)
+            #expect(try client.count(matching: ["group": name, "role": "key"]) == 1)
+            let directory = try GroupDirectory.madeKeyring(name, root: root)
+            let key = try KeyringKeyProvider(
+                group: name, client: client, lock: FileLock(path: directory.file("lock"), purpose: "the group"),
+                lockTimeout: .seconds(10)
+            ).groupKey()
+            let header = try GroupHeader(
+                decoding: Array(try Data(contentsOf: URL(fileURLWithPath: root + "/" + name + "/header"))))
+            #expect(header.keyMatches(try RecordSealer(groupKey: key, groupName: name)))
+            #expect(
+                try CacheGroup.open(name, configuration: file).exportMSAL(includeSecrets: true)
+                    == Fixtures.vector("v1_single_account"))
+            let passphrase = #expect(throws: TokenCacheError.self) {
+                try CacheGroup.open(
+                    name, configuration: CacheConfiguration(store: .file, directory: root, keySource: .passphrase("x")))
+            }
+            #expect(passphrase?.code == .wrongKey)
+        }
+
         @Test func aMoveIntoAGroupThatHoldsRecordsIsRefusedAndChangesNothing() throws {
             let root = try folder()
             defer { try? FileManager.default.removeItem(atPath: root) }

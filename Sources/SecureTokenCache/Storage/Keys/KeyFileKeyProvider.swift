@@ -17,8 +17,10 @@ struct KeyFileKeyProvider: KeyProvider {
         self.path = path
     }
 
+    /// Always ``ProtectionLevel/keyFile``.
     var protectionLevel: ProtectionLevel { .keyFile }
 
+    /// The key in the file, creating the file with a random key if it does not exist yet.
     func makeKey(groupID: [UInt8], groupName: String) throws -> ProvidedKey {
         if access(path, F_OK) == 0 { return ProvidedKey(key: try readKey(), source: .keyFile) }
         // Write the key to a private temporary file and link it into place: `link` fails if the
@@ -43,7 +45,10 @@ struct KeyFileKeyProvider: KeyProvider {
         return ProvidedKey(key: key, source: .keyFile)
     }
 
-    func key(for source: KeySource, groupID: [UInt8], groupName: String) throws -> SecretKey {
+    /// The key in the file. Throws ``TokenCacheError/Code/wrongKey`` for a header that records
+    /// another kind of key or a file that is not 32 bytes, and
+    /// ``TokenCacheError/Code/insecurePermissions`` for a file others can read.
+    func key(for source: HeaderKeySource, groupID: [UInt8], groupName: String) throws -> SecretKey {
         guard case .keyFile = source else { throw mismatch(source) }
         return try readKey()
     }

@@ -1,16 +1,17 @@
 import Synchronization
 
-/// A group's 32-byte sealing key kept as one binary Secret Service item (role `key`), created with
-/// random bytes on first use and fetched from the keyring once per process.
+/// Keys held by the Secret Service: a group's 32-byte sealing key kept as one binary item (role
+/// `key`), created with random bytes on first use and fetched from the keyring once per process.
+///
+/// The one owner of the key item, for both stores: the ``KeyringStore`` seals its records with
+/// it, and a file group configured with ``CacheConfiguration/KeySource/keyring`` uses it as its
+/// provider, so a group moved between the two stores keeps its key.
 ///
 /// The key item's attributes are the schema, the group and the role, nothing else. A key is
-/// created only under the group lock and only when the group has no records item, so two processes
-/// racing on first use agree on one key, and a lost key item is an error rather than a fresh key
-/// that would orphan the group's records.
-final class KeyringKeyProvider: Sendable {
-    /// What protects a group whose key comes from here.
-    static let protectionLevel = ProtectionLevel.keyring
-
+/// created only under the keyring group's lock and only when the group has no records item, so
+/// two processes racing on first use agree on one key, and a lost key item is an error rather
+/// than a fresh key that would orphan the group's records.
+final class KeyringKeyProvider: KeyProvider {
     /// The group whose key this is.
     let group: String
     private let client: KeyringClient
@@ -25,13 +26,46 @@ final class KeyringKeyProvider: Sendable {
         init(_ key: consuming SecretKey) { self.key = key }
     }
 
-    /// A provider for `group`'s key through `client`, creating it under `lock` (the group lock,
-    /// waited for at most `lockTimeout`) if needed.
+    /// A provider for `group`'s key through `client`, creating it under `lock` (the keyring
+    /// group's lock, waited for at most `lockTimeout`) if needed. For a caller that already holds
+    /// the keyring group's client and lock, as the ``KeyringStore`` does.
     init(group: String, client: KeyringClient, lock: FileLock, lockTimeout: Duration) {
         self.group = group
         self.client = client
         self.lock = lock
         self.lockTimeout = lockTimeout
+    }
+
+    /// A provider for `group`'s key, with the keyring group's lock in its coordination folder
+    /// under the file-store root `root` (created if missing, as the ``KeyringStore`` makes it).
+    ///
+    /// - Throws: the Secret Service's typed availability errors
+    ///   (``TokenCacheError/Code/noSessionBus``, ``TokenCacheError/Code/collectionLocked``, …),
+    ///   checked now so a file group never gets as far as creating itself without its key.
+    convenience init(group: String, options: KeyringOptions, root: String, lockTimeout: Duration) throws {
+        let client = KeyringClient(schema: .group, options: options)
+        try client.requireUnlocked()
+        let directory = try GroupDirectory.keyring(root: root, name: group)
+        try directory.createIfNeeded()
+        self.init(
+            group: group, client: client, lock: FileLock(path: directory.file("lock"), purpose: "the group \(group)"),
+            lockTimeout: lockTimeout)
+    }
+
+    /// Always ``ProtectionLevel/keyring``.
+    var protectionLevel: ProtectionLevel { .keyring }
+
+    /// The group's key item, fetched or created (see ``groupKey()``); the header records only
+    /// that the keyring holds it.
+    func makeKey(groupID: [UInt8], groupName: String) throws -> ProvidedKey {
+        ProvidedKey(key: try groupKey(), source: .keyring)
+    }
+
+    /// The group's key item (see ``groupKey()``). Throws ``TokenCacheError/Code/wrongKey`` for a
+    /// header that records another kind of key.
+    func key(for source: HeaderKeySource, groupID: [UInt8], groupName: String) throws -> SecretKey {
+        guard case .keyring = source else { throw mismatch(source) }
+        return try groupKey()
     }
 
     /// The attributes of the group's key item.

@@ -1,7 +1,7 @@
-/// Where a group's key comes from: a passphrase, a key file, or (from the keyring issue on) the
-/// Secret Service.
+/// Where a file group's key comes from: one conforming type per ``CacheConfiguration/KeySource``
+/// kind (``PassphraseKeyProvider``, ``KeyFileKeyProvider``, ``KeyringKeyProvider``).
 ///
-/// A provider makes the key of a new group (and says, as a ``KeySource``, what the group's
+/// A provider makes the key of a new group (and says, as a ``HeaderKeySource``, what the group's
 /// header must record to find it again), and yields the key of an existing group from that
 /// record. Whether the key is the right one is not the provider's business: the store checks it
 /// against the header's key check and reports ``TokenCacheError/Code/wrongKey``.
@@ -10,18 +10,19 @@ protocol KeyProvider: Sendable {
     var protectionLevel: ProtectionLevel { get }
 
     /// The key for a new group with id `groupID` (16 random bytes) and name `groupName`, and the
-    /// ``KeySource`` to store in its header. May create what the key needs (a salt, a key file,
-    /// a keyring item).
+    /// ``HeaderKeySource`` to store in its header. May create what the key needs (a salt, a key
+    /// file, a keyring item).
     func makeKey(groupID: [UInt8], groupName: String) throws -> ProvidedKey
 
     /// The key of an existing group whose header records `source`. Throws
     /// ``TokenCacheError/Code/wrongKey`` if `source` is not this provider's kind.
-    func key(for source: KeySource, groupID: [UInt8], groupName: String) throws -> SecretKey
+    func key(for source: HeaderKeySource, groupID: [UInt8], groupName: String) throws -> SecretKey
 }
 
 extension KeyProvider {
-    /// The error for a header whose key source is not this provider's.
-    func mismatch(_ source: KeySource) -> TokenCacheError {
+    /// The error for a header whose key source is not this provider's: always
+    /// ``TokenCacheError/Code/wrongKey``, naming both kinds and never a secret.
+    func mismatch(_ source: HeaderKeySource) -> TokenCacheError {
         TokenCacheError(
             .wrongKey,
             "this group is \(source.protectionLevel), not \(protectionLevel); open it with the matching key configuration"
