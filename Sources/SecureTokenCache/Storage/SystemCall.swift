@@ -166,9 +166,15 @@ enum SystemCall {
 
     /// Writes `bytes` to a new file at `path` (which must not exist), `0600`, and syncs it.
     static func writeNewFile(_ path: String, _ bytes: [UInt8], _ what: String) throws {
+        try bytes.withUnsafeBytes { try writeNewFile(path, $0, what) }
+    }
+
+    /// `writeNewFile` for bytes held elsewhere (a key in guarded memory is
+    /// never copied into an array).
+    static func writeNewFile(_ path: String, _ bytes: UnsafeRawBufferPointer, _ what: String) throws {
         let fd = try open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600, what)
         defer { close(fd) }
-        try bytes.withUnsafeBytes { try pwrite(fd, $0, at: 0, what) }
+        try pwrite(fd, bytes, at: 0, what)
         try fsync(fd, what)
     }
 
@@ -178,6 +184,12 @@ enum SystemCall {
     /// created the file (`false`: it existed, and is left as it is).
     @discardableResult
     static func createFileWhole(_ path: String, _ bytes: [UInt8], _ what: String) throws -> Bool {
+        try bytes.withUnsafeBytes { try createFileWhole(path, $0, what) }
+    }
+
+    /// `createFileWhole` for bytes held elsewhere (a key in guarded memory).
+    @discardableResult
+    static func createFileWhole(_ path: String, _ bytes: UnsafeRawBufferPointer, _ what: String) throws -> Bool {
         let temporary = path + ".new-\(getpid())-" + SecretFingerprint.hex(try Sodium.randomBytes(4))
         try writeNewFile(temporary, bytes, what)
         defer { unlink(temporary) }

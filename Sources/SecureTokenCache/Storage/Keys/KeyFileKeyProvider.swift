@@ -2,9 +2,9 @@ import Glibc
 
 /// Keys read from a key file: exactly 32 random bytes, mode `0600`, owned by the user.
 ///
-/// Making a group's key creates the file (`0600`, published with `link` so it appears complete or
-/// not at all) if it does not exist yet, and reuses it
-/// if it does, so one key file can protect several groups. A file that is group- or
+/// Making a group's key creates the file (`0600`, appearing complete or not at all; see
+/// `SystemCall.createFileWhole`) if it does not exist
+/// yet, and reuses it if it does, so one key file can protect several groups. A file that is group- or
 /// world-accessible, not owned by the user, or not a regular file is refused with
 /// ``TokenCacheError/Code/insecurePermissions``; the bytes go straight into guarded memory.
 struct KeyFileKeyProvider: KeyProvider {
@@ -23,22 +23,10 @@ struct KeyFileKeyProvider: KeyProvider {
     /// The key in the file, creating the file with a random key if it does not exist yet.
     func makeKey(groupID: [UInt8], groupName: String) throws -> ProvidedKey {
         if access(path, F_OK) == 0 { return ProvidedKey(key: try readKey(), source: .keyFile) }
-        // Write the key to a private temporary file and link it into place: `link` fails if the
-        // key file appeared meanwhile, so a process racing us never reads a half-written key.
-        let suffix = try Sodium.randomBytes(6).map { String($0, radix: 16) }.joined()
-        let temporary = path + ".new-\(getpid())-\(suffix)"
-        let fd = try SystemCall.open(
-            temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600, "creating the key file \(path)")
-        defer { unlink(temporary) }
-        let key: SecretKey
-        do {
-            defer { close(fd) }
-            key = try SecretKey()
-            try key.withUnsafeBytes { try SystemCall.pwrite(fd, $0, at: 0, "writing the key file \(path)") }
-            try SystemCall.fsync(fd, "syncing the key file \(path)")
-        }
-        guard link(temporary, path) == 0 else {
-            guard errno == EEXIST else { throw SystemCall.error("link", "creating the key file \(path)") }
+        // A process racing us never reads a half-written key: the file appears whole or not at
+        // all, and if another process made it first, its key is the one.
+        let key = try SecretKey()
+        guard try key.withUnsafeBytes({ try SystemCall.createFileWhole(path, $0, "creating the key file \(path)") }) else {
             return ProvidedKey(key: try readKey(), source: .keyFile)
         }
         try SystemCall.fsyncDirectory(SystemCall.parentDirectory(of: path))
