@@ -97,8 +97,8 @@ public struct AccessToken: Sendable, Hashable, EntryModel {
     /// The key msal-python 1.39.0 files this entry under.
     public var msalKey: String {
         let target = fields.string("target") ?? ""
-        guard let extCacheKey else { return userKey("AccessToken", clientId, realm, target) }
-        return userKey("atext", clientId, realm, target, extCacheKey)
+        guard let extCacheKey else { return userKey(["AccessToken", clientId, realm, target]) }
+        return userKey(["atext", clientId, realm, target, extCacheKey])
     }
 }
 

@@ -37,9 +37,20 @@ extension EntryModel {
     /// msal-python 1.39.0's key for an entry of a user: `home_account_id`, `environment` and
     /// `rest`, joined by `-` and lower-cased, a missing member written as `""` (msal-python's
     /// `None`).
-    func userKey(_ rest: String...) -> String {
+    func userKey(_ rest: [String]) -> String {
+        // Built in one string: this runs for every entry a write stores.
         let fields = members.object
-        return ([fields.string("home_account_id") ?? "", fields.string("environment") ?? ""] + rest)
-            .joined(separator: "-").lowercased()
+        let account = fields.string("home_account_id") ?? ""
+        let environment = fields.string("environment") ?? ""
+        var key = ""
+        key.reserveCapacity(rest.reduce(account.utf8.count + environment.utf8.count + rest.count + 1) { $0 + $1.utf8.count })
+        key += account
+        key += "-"
+        key += environment
+        for part in rest {
+            key += "-"
+            key += part
+        }
+        return key.lowercased()
     }
 }

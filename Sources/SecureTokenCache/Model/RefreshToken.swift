@@ -50,7 +50,7 @@ public struct RefreshToken: Sendable, Hashable, EntryModel {
     public var fields: JSONObject { members.object }
 
     /// The key msal-python 1.39.0 files this entry under.
-    public var msalKey: String { userKey("RefreshToken", clientId, "", target ?? "") }
+    public var msalKey: String { userKey(["RefreshToken", clientId, "", target ?? ""]) }
 }
 
 extension RefreshToken {
