@@ -5,7 +5,7 @@
 /// are equal when their ``fields`` are.
 public struct AccessToken: Sendable, Hashable, EntryModel {
     /// The members the properties return, parsed once when the entry is read: one value per
-    /// property of the same name.
+    /// property of the same name, those every credential has in `credential`.
     struct Parsed: ParsedMembers {
         let credential: CredentialMembers
         let realm: String
