@@ -73,7 +73,7 @@ struct ClearCommand: ParsableCommand {
         let planned = try group.entriesToClear(selection)
         if planned.isEmpty {
             if json {
-                Console.out(JSONWriter.render(Self.report(removed: [], dryRun: dryRun, now: now)))
+                Console.line(JSONWriter.text(Self.report(removed: [], dryRun: dryRun, now: now), style: .pretty))
             } else {
                 Console.line("Nothing to remove from group \(group.name).")
             }
@@ -81,7 +81,7 @@ struct ClearCommand: ParsableCommand {
         }
         if dryRun {
             if json {
-                Console.out(JSONWriter.render(Self.report(removed: planned, dryRun: true, now: now)))
+                Console.line(JSONWriter.text(Self.report(removed: planned, dryRun: true, now: now), style: .pretty))
             } else {
                 Console.line("Would remove \(Self.count(planned)) from group \(group.name):")
                 Console.out(Self.table(planned, now: now))
@@ -103,7 +103,7 @@ struct ClearCommand: ParsableCommand {
         }
         let removed = try group.clear(selection)
         if json {
-            Console.out(JSONWriter.render(Self.report(removed: removed, dryRun: false, now: now)))
+            Console.line(JSONWriter.text(Self.report(removed: removed, dryRun: false, now: now), style: .pretty))
         } else {
             Console.line("Removed \(Self.count(removed)) from group \(group.name)\(Self.breakdown(removed)).")
         }

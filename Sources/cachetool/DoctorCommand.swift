@@ -66,7 +66,7 @@ struct DoctorCommand: ParsableCommand {
         checks.append(integrity())
 
         if json {
-            Console.out(JSONWriter.render(.array(checks.map(\.json))))
+            Console.line(JSONWriter.text(.array(checks.map(\.json)), style: .pretty))
         } else {
             var table = Table(["CHECK", "RESULT", "DETAIL"])
             for check in checks { table.append([check.name, check.outcome.rawValue, check.detail]) }

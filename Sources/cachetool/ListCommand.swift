@@ -71,7 +71,8 @@ struct ListCommand: ParsableCommand {
         }
         let views = entries.map { EntryView(entry: $0, now: now) }
         if json {
-            Console.out(JSONWriter.render(.array(views.map { listing == .accounts ? $0.accountJSON : $0.entryJSON })))
+            Console.line(
+                JSONWriter.text(.array(views.map { listing == .accounts ? $0.accountJSON : $0.entryJSON }), style: .pretty))
             return
         }
         guard !views.isEmpty else {

@@ -46,7 +46,7 @@ struct ShowCommand: ParsableCommand {
         if json {
             guard case .object(var object) = view.entryJSON else { return }
             object["fields"] = .object(fields)
-            Console.out(JSONWriter.render(.object(object)))
+            Console.line(JSONWriter.text(.object(object), style: .pretty))
             return
         }
         var summary: [(String, String)] = [
@@ -89,7 +89,7 @@ struct ShowCommand: ParsableCommand {
         case .string(let string): string
         case .number(let literal): literal
         default:
-            JSONWriter.render(value).trimmingSpaces.split(whereSeparator: \.isNewline).map { String($0).trimmingSpaces }.joined(
+            JSONWriter.text(value, style: .pretty).split(whereSeparator: \.isNewline).map { String($0).trimmingSpaces }.joined(
                 separator: " ")
         }
     }

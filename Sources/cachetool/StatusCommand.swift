@@ -51,7 +51,7 @@ struct StatusCommand: ParsableCommand {
                 "expiredAccessTokens": .integer(statistics.expiredAccessTokens),
                 "sizeOnDisk": size.map { .integer($0) } ?? .null,
             ]
-            Console.out(JSONWriter.render(.object(object)))
+            Console.line(JSONWriter.text(.object(object), style: .pretty))
             return
         }
         let byKind = kinds.map { "\(statistics.countByKind[$0] ?? 0) \($0.rawValue)" }.joined(separator: ", ")

@@ -234,8 +234,8 @@ extension TokenCache {
             // was for this account, so file them under it (as MSAL does).
             var fields = response.fields
             var info: [UInt8] = []
-            CompactJSONWriter.write(
-                .object(["uid": .string(account.homeAccountId.objectId), "utid": .string(tenant)]), into: &info)
+            JSONWriter.write(
+                .object(["uid": .string(account.homeAccountId.objectId), "utid": .string(tenant)]), style: .compact, into: &info)
             fields["client_info"] = .string(Base64URL.encode(info))
             response = try TokenResponse(fields: fields)
         }

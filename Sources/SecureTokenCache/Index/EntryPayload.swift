@@ -53,7 +53,7 @@ enum EntryPayload {
             case .array, .object:
                 output.append(ValueType.json.rawValue)
                 var json: [UInt8] = []
-                CompactJSONWriter.write(member.value, into: &json)
+                JSONWriter.write(member.value, style: .compact, into: &json)
                 appendVarint(UInt64(json.count), to: &output)
                 output += json
             }

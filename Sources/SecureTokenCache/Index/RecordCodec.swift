@@ -44,7 +44,7 @@ enum RecordCodec {
 
     static func record(clientState: ClientState, client: String) -> Record {
         var payload: [UInt8] = [formatVersion]
-        CompactJSONWriter.write(clientState.json, into: &payload)
+        JSONWriter.write(clientState.json, style: .compact, into: &payload)
         return Record(id: RecordID(kind: .clientState, name: client), payload: payload)
     }
 
@@ -56,13 +56,13 @@ enum RecordCodec {
 
     static func record(sections: [String]) -> Record {
         var payload: [UInt8] = [formatVersion]
-        CompactJSONWriter.write(.array(sections.map(JSONValue.string)), into: &payload)
+        JSONWriter.write(.array(sections.map(JSONValue.string)), style: .compact, into: &payload)
         return Record(id: RecordID(kind: .layout, name: layoutName), payload: payload)
     }
 
     static func record(unknownSection name: String, value: JSONValue) -> Record {
         var payload: [UInt8] = [formatVersion]
-        CompactJSONWriter.write(value, into: &payload)
+        JSONWriter.write(value, style: .compact, into: &payload)
         return Record(id: RecordID(kind: .unknownSection, name: name), payload: payload)
     }
 
@@ -333,33 +333,5 @@ enum RecordCodec {
                 kind: kind, slots: slots, decoder: decoder)
         }
         return (gathered.filing(&decoder), others)
-    }
-}
-
-/// Compact JSON (no whitespace), for record payloads.
-enum CompactJSONWriter {
-    static func write(_ value: JSONValue, into output: inout [UInt8]) {
-        switch value {
-        case .string(let text): PythonJSONWriter.writeString(text, into: &output)
-        case .number(let literal): output.append(contentsOf: literal.utf8)
-        case .bool(let flag): output.append(contentsOf: (flag ? "true" : "false").utf8)
-        case .null: output.append(contentsOf: "null".utf8)
-        case .array(let elements):
-            output.append(UInt8(ascii: "["))
-            for (position, element) in elements.enumerated() {
-                if position > 0 { output.append(UInt8(ascii: ",")) }
-                write(element, into: &output)
-            }
-            output.append(UInt8(ascii: "]"))
-        case .object(let object):
-            output.append(UInt8(ascii: "{"))
-            for (position, member) in object.members.enumerated() {
-                if position > 0 { output.append(UInt8(ascii: ",")) }
-                PythonJSONWriter.writeString(member.key, into: &output)
-                output.append(UInt8(ascii: ":"))
-                write(member.value, into: &output)
-            }
-            output.append(UInt8(ascii: "}"))
-        }
     }
 }

@@ -99,7 +99,7 @@ enum MSALDocument {
             if !names.contains(where: { CredentialKind(sectionName: $0) == kind }) { names.append(kind.sectionName) }
         }
         var written = Set<CredentialKind>()
-        var members: [(String, JSONValue)] = []
+        var document = JSONObject()
         for name in names {
             if let kind = CredentialKind(sectionName: name) {
                 // Two spellings of one section (IdToken/IDToken) merge into the first.
@@ -111,13 +111,11 @@ enum MSALDocument {
                     if !includeSecrets { fields["secret"] = nil }
                     section.appendUnchecked(key: stored.id.key, value: .object(fields))
                 }
-                members.append((name, .object(section)))
+                document.appendUnchecked(key: name, value: .object(section))
             } else if let value = index.unknownSections[name] {
-                members.append((name, value))
+                document.appendUnchecked(key: name, value: value)
             }
         }
-        var output: [UInt8] = []
-        PythonJSONWriter.writeObject(members, count: members.count, level: 0, into: &output)
-        return output
+        return JSONWriter.bytes(.object(document), style: .python)
     }
 }

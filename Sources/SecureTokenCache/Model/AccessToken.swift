@@ -1,15 +1,13 @@
 /// An access token entry (`AccessToken` section).
 ///
 /// The typed properties are read from ``fields``, which holds every member as stored, unknown
-/// ones included, in their original order; writing the entry back writes ``fields``.
-public struct AccessToken: Sendable, Hashable {
-    /// The parsed members, shared by every copy: a copy of the entry is one retain.
-    private final class Storage: Sendable {
-        let members: EntryMembers
-        let secret: String
-        let homeAccountId: HomeAccountId?
-        let environment: Environment
-        let clientId: String
+/// ones included, in their original order; writing the entry back writes ``fields``. Two entries
+/// are equal when their ``fields`` are.
+public struct AccessToken: Sendable, Hashable, EntryModel {
+    /// The members the properties return, parsed once when the entry is read: one value per
+    /// property of the same name, those every credential has in `credential`.
+    struct Parsed: ParsedMembers {
+        let credential: CredentialMembers
         let realm: String
         let scopes: Scopes
         let cachedAt: Int64?
@@ -21,12 +19,8 @@ public struct AccessToken: Sendable, Hashable {
         let extCacheKey: String?
         let bucket: AccessTokenBucket
 
-        init(members: EntryMembers, parts: borrowing EntryParts) {
-            self.members = members
-            secret = parts.string(.secret) ?? ""
-            homeAccountId = parts.credentialHomeAccountId()
-            environment = parts.environment()
-            clientId = parts.string(.clientId) ?? ""
+        init(_ parts: borrowing EntryParts) {
+            credential = CredentialMembers(parts)
             realm = parts.string(.realm) ?? ""
             scopes = parts.grantedScopes()
             cachedAt = parts.seconds(.cachedAt)
@@ -37,74 +31,55 @@ public struct AccessToken: Sendable, Hashable {
             tokenType = type.isEmpty ? "Bearer" : type
             keyId = parts.string(.keyId)
             extCacheKey = parts.extCacheKey()
-            bucket = AccessTokenBucket(parts: parts, account: homeAccountId, environment: environment)
+            bucket = AccessTokenBucket(parts: parts, account: credential.homeAccountId, environment: credential.environment)
         }
     }
 
-    private let storage: Storage
+    /// The members and their parsed values, shared by every copy of the entry.
+    let storage: EntryStorage<Parsed>
 
-    /// Every member of the entry as stored.
-    public var fields: JSONObject { storage.members.object }
-    /// The members as held: the record payload the entry was read from, or an object.
-    var members: EntryMembers { storage.members }
-
-    /// The token itself. Never log it.
-    public var secret: String { storage.secret }
+    /// The access token itself, as the authority issued it. Never log it.
+    public var secret: String { parsed.credential.secret }
 
     /// The user the token is for; `nil` for app-only tokens.
-    public var homeAccountId: HomeAccountId? { storage.homeAccountId }
+    public var homeAccountId: HomeAccountId? { parsed.credential.homeAccountId }
 
     /// The cloud host the token came from.
-    public var environment: Environment { storage.environment }
+    public var environment: Environment { parsed.credential.environment }
 
     /// The client (application) id the token was issued to.
-    public var clientId: String { storage.clientId }
+    public var clientId: String { parsed.credential.clientId }
 
     /// The tenant the token is for.
-    public var realm: String { storage.realm }
+    public var realm: String { parsed.realm }
 
     /// The granted scopes (`target`).
-    public var scopes: Scopes { storage.scopes }
+    public var scopes: Scopes { parsed.scopes }
 
     /// When the token was cached, in Unix seconds.
-    public var cachedAt: Int64? { storage.cachedAt }
+    public var cachedAt: Int64? { parsed.cachedAt }
 
     /// When the token expires, in Unix seconds.
-    public var expiresOn: Int64 { storage.expiresOn }
+    public var expiresOn: Int64 { parsed.expiresOn }
 
     /// When the token's extended lifetime ends, in Unix seconds (`extended_expires_on`, or
     /// `ext_expires_on` as some SDKs write it).
-    public var extendedExpiresOn: Int64? { storage.extendedExpiresOn }
+    public var extendedExpiresOn: Int64? { parsed.extendedExpiresOn }
 
     /// When the SDK should proactively refresh the token, in Unix seconds.
-    public var refreshOn: Int64? { storage.refreshOn }
+    public var refreshOn: Int64? { parsed.refreshOn }
 
     /// `Bearer` (the default), `pop` or `ssh-cert`.
-    public var tokenType: String { storage.tokenType }
+    public var tokenType: String { parsed.tokenType }
 
     /// The key the token is bound to (PoP, SSH certificates).
-    public var keyId: String? { storage.keyId }
+    public var keyId: String? { parsed.keyId }
 
     /// The extended cache key that isolates tokens of one request shape.
-    public var extCacheKey: String? { storage.extCacheKey }
+    public var extCacheKey: String? { parsed.extCacheKey }
 
     /// Where the index files the token (computed once, when the entry is read).
-    var bucket: AccessTokenBucket { storage.bucket }
-
-    /// An entry from its stored members.
-    public init(fields: JSONObject) {
-        self.init(members: .object(fields), parts: EntryParts(fields))
-    }
-
-    /// An entry from its stored members, with their known ones already picked out.
-    init(members: EntryMembers, parts: borrowing EntryParts) {
-        storage = Storage(members: members, parts: parts)
-    }
-
-    /// Whether two values are equal (see the type's doc for what is compared).
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.storage === rhs.storage || lhs.fields == rhs.fields }
-    /// Hashes what ``==`` compares.
-    public func hash(into hasher: inout Hasher) { hasher.combine(fields) }
+    var bucket: AccessTokenBucket { parsed.bucket }
 
     /// Whether the token is expired at `now`, counting `margin` seconds before `expires_on` as
     /// expired (MSAL uses 300 s).
@@ -116,13 +91,18 @@ public struct AccessToken: Sendable, Hashable {
         return refreshOn <= now
     }
 
+    /// Every member of the entry as stored.
+    public var fields: JSONObject { members.object }
+
     /// The key msal-python 1.39.0 files this entry under.
     public var msalKey: String {
-        var parts = [
-            fields.string("home_account_id") ?? "", fields.string("environment") ?? "",
-            extCacheKey == nil ? "AccessToken" : "atext", clientId, realm, fields.string("target") ?? "",
-        ]
-        if let extCacheKey { parts.append(extCacheKey) }
-        return parts.joined(separator: "-").lowercased()
+        let target = fields.string("target") ?? ""
+        guard let extCacheKey else { return userKey(["AccessToken", clientId, realm, target]) }
+        return userKey(["atext", clientId, realm, target, extCacheKey])
     }
+}
+
+extension AccessToken {
+    /// An entry from its stored members.
+    public init(fields: JSONObject) { self.init(object: fields) }
 }

@@ -1,10 +1,12 @@
 /// An account entry (`Account` section): one user in one tenant of one cloud.
 ///
-/// A guest user has one `Account` per tenant, all with the same ``homeAccountId``.
-public struct Account: Sendable, Hashable {
-    /// The parsed members, shared by every copy: a copy of the entry is one retain.
-    private final class Storage: Sendable {
-        let members: EntryMembers
+/// A guest user has one `Account` per tenant, all with the same ``homeAccountId``. The typed
+/// properties are read from ``fields``, which holds every member as stored; two entries are
+/// equal when their ``fields`` are.
+public struct Account: Sendable, Hashable, EntryModel {
+    /// The members the properties return, parsed once when the entry is read: one value per
+    /// property of the same name.
+    struct Parsed: ParsedMembers {
         let homeAccountId: HomeAccountId
         let environment: Environment
         let realm: String
@@ -14,8 +16,7 @@ public struct Account: Sendable, Hashable {
         let name: String?
         let usernameKey: HashedString
 
-        init(members: EntryMembers, parts: borrowing EntryParts) {
-            self.members = members
+        init(_ parts: borrowing EntryParts) {
             homeAccountId = parts.accountHomeAccountId()
             environment = parts.environment()
             realm = parts.string(.realm) ?? ""
@@ -27,55 +28,42 @@ public struct Account: Sendable, Hashable {
         }
     }
 
-    private let storage: Storage
-
-    /// Every member of the entry as stored.
-    public var fields: JSONObject { storage.members.object }
-    /// The members as held: the record payload the entry was read from, or an object.
-    var members: EntryMembers { storage.members }
+    /// The members and their parsed values, shared by every copy of the entry.
+    let storage: EntryStorage<Parsed>
 
     /// The user across tenants and apps.
-    public var homeAccountId: HomeAccountId { storage.homeAccountId }
+    public var homeAccountId: HomeAccountId { parsed.homeAccountId }
 
     /// The cloud host.
-    public var environment: Environment { storage.environment }
+    public var environment: Environment { parsed.environment }
 
     /// The tenant of this account entry.
-    public var realm: String { storage.realm }
+    public var realm: String { parsed.realm }
 
     /// The user's id in this tenant (`oid`, else `sub`).
-    public var localAccountId: String { storage.localAccountId }
+    public var localAccountId: String { parsed.localAccountId }
 
     /// The sign-in name (`preferred_username`, else `upn`); may be empty.
-    public var username: String { storage.username }
+    public var username: String { parsed.username }
 
     /// `MSSTS`, `ADFS`, `MSA`, `AAD` or `Other`.
-    public var authorityType: String { storage.authorityType }
+    public var authorityType: String { parsed.authorityType }
 
     /// The display name, when the SDK stored one.
-    public var name: String? { storage.name }
+    public var name: String? { parsed.name }
     /// The username, lower-cased, with its hash: what the index files the account under.
-    var usernameKey: HashedString { storage.usernameKey }
+    var usernameKey: HashedString { parsed.usernameKey }
 
-    /// An entry from its stored members.
-    public init(fields: JSONObject) {
-        self.init(members: .object(fields), parts: EntryParts(fields))
-    }
-
-    /// An entry from its stored members, with their known ones already picked out.
-    init(members: EntryMembers, parts: borrowing EntryParts) {
-        storage = Storage(members: members, parts: parts)
-    }
-
-    /// Whether two values are equal (see the type's doc for what is compared).
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.storage === rhs.storage || lhs.fields == rhs.fields }
-    /// Hashes what ``==`` compares.
-    public func hash(into hasher: inout Hasher) { hasher.combine(fields) }
+    /// Every member of the entry as stored.
+    public var fields: JSONObject { members.object }
 
     /// The key msal-python 1.39.0 files this entry under.
-    public var msalKey: String {
-        [fields.string("home_account_id") ?? "", fields.string("environment") ?? "", realm].joined(separator: "-").lowercased()
-    }
+    public var msalKey: String { userKey([realm]) }
+}
+
+extension Account {
+    /// An entry from its stored members.
+    public init(fields: JSONObject) { self.init(object: fields) }
 }
 
 extension Account {

@@ -33,6 +33,7 @@ enum CacheEntry: Sendable, Hashable {
         }
     }
 
+    /// The section the entry belongs in.
     var kind: CredentialKind {
         switch self {
         case .accessToken: .accessToken
@@ -43,15 +44,8 @@ enum CacheEntry: Sendable, Hashable {
         }
     }
 
-    var fields: JSONObject {
-        switch self {
-        case .accessToken(let entry): entry.fields
-        case .refreshToken(let entry): entry.fields
-        case .idToken(let entry): entry.fields
-        case .account(let entry): entry.fields
-        case .appMetadata(let entry): entry.fields
-        }
-    }
+    /// Every member of the entry as stored.
+    var fields: JSONObject { members.object }
 
     /// The key msal-python would file this entry under.
     var msalKey: String {

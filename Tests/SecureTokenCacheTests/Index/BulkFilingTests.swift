@@ -79,7 +79,7 @@ import Testing
             guard position % 5 == 4 else { return RecordCodec.record(stored) }
             var payload: [UInt8] = [RecordCodec.formatVersion]
             withUnsafeBytes(of: stored.ordinal.littleEndian) { payload.append(contentsOf: $0) }
-            CompactJSONWriter.write(.object(stored.entry.fields), into: &payload)
+            JSONWriter.write(.object(stored.entry.fields), style: .compact, into: &payload)
             return Record(id: RecordCodec.recordID(stored.id), payload: payload)
         }
     }

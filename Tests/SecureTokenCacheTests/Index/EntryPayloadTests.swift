@@ -122,7 +122,7 @@ import Testing
         for original in try entries() {
             var payload: [UInt8] = [RecordCodec.formatVersion]
             withUnsafeBytes(of: original.ordinal.littleEndian) { payload.append(contentsOf: $0) }
-            CompactJSONWriter.write(.object(original.entry.fields), into: &payload)
+            JSONWriter.write(.object(original.entry.fields), style: .compact, into: &payload)
             let decoded = try decode(Record(id: RecordCodec.recordID(original.id), payload: payload))
             #expect(decoded.entry.fields == original.entry.fields)
             #expect(decoded.ordinal == original.ordinal)

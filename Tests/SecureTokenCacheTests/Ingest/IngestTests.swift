@@ -126,7 +126,7 @@ import Testing
         fields["enrollment_id"] = .string("enr-9")
         var document = JSONObject()
         document["Account"] = .object(JSONObject([(key: stored.id.key, value: .object(fields))]))
-        try group.importMSAL(PythonJSONWriter.serialize(.object(document)))
+        try group.importMSAL(JSONWriter.bytes(.object(document), style: .python))
         // A silent refresh (grant refresh_token): no account_source in the new entry.
         try cache.store(
             try Fixtures.response(accessToken: "at-2", scope: "Mail.Read"),

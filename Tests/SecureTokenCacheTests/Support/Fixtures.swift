@@ -20,7 +20,7 @@ enum Fixtures {
 
     static func jwt(_ claims: JSONObject) -> String {
         var payload: [UInt8] = []
-        CompactJSONWriter.write(.object(claims), into: &payload)
+        JSONWriter.write(.object(claims), style: .compact, into: &payload)
         return Base64URL.encode(Array(#"{"alg":"none","typ":"JWT"}"#.utf8)) + "." + Base64URL.encode(payload) + "."
     }
 
