@@ -6,7 +6,7 @@ import Testing
 /// form and cachetool's pretty output differ in layout, escaping and numbers, and each must stay
 /// exactly as it is (exports are compared with msal-python's bytes, records are sealed in stores,
 /// scripts read cachetool's output).
-@Suite struct JSONWriterTests {
+@Suite(.timeLimit(.minutes(1))) struct JSONWriterTests {
     /// A string that needs every kind of escape: quote, backslash, the short control escapes,
     /// other control characters, DEL, and characters beyond ASCII and beyond U+FFFF.
     static let awkward = JSONValue.string("\"\\\u{08}\u{0C}\n\u{1B}\u{7F}é😀")
