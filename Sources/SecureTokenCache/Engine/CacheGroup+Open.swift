@@ -96,64 +96,9 @@ extension CacheGroup {
         }
     }
 
-    static func openInKeyring(_ name: String, _ configuration: CacheConfiguration, reason: String) throws -> CacheGroup {
-        let root = try fileRoot(configuration)
-        let store = try KeyringStore(
-            group: name, options: keyringOptions(configuration), root: root, lockTimeout: configuration.lockTimeout,
-            logger: configuration.logger)
-        // Remember where the group lives, so `auto` never opens an empty file group in its place.
-        try? GroupDirectory(root: root, name: name).createRoot()
-        let marker = keyringMarker(root: root, name: name)
-        if !exists(marker) {
-            let fd = Glibc.open(marker, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-            if fd >= 0 { close(fd) }
-        }
-        return try CacheGroup(name: name, store: store, reason: reason, logger: configuration.logger)
-    }
-
-    static func openInFile(_ name: String, _ configuration: CacheConfiguration, reason: String) throws -> CacheGroup {
-        let root = try fileRoot(configuration)
-        var why = reason
-        let source: CacheConfiguration.KeySource
-        if let configured = configuration.keySource {
-            source = configured
-        } else if keyringAvailability(configuration) == nil {
-            source = .keyring
-            why += "; its key is held by the Secret Service"
-        } else {
-            let path = try defaultKeyFile(name)
-            source = .keyFile(path: path)
-            why += "; its key is the key file \(path) (no Secret Service; configure a passphrase for stronger protection)"
-        }
-        let keys = try source.makeProvider(group: name, configuration: configuration)
-        let store = try FileStore(
-            group: name, keyProvider: keys, root: root, lockTimeout: configuration.lockTimeout, logger: configuration.logger)
-        return try CacheGroup(name: name, store: store, reason: why, logger: configuration.logger)
-    }
-
     /// The file-store root: the configured directory, else `$XDG_DATA_HOME/secure-token-cache`.
     static func fileRoot(_ configuration: CacheConfiguration) throws -> String {
         try configuration.directory ?? GroupDirectory.defaultRoot()
-    }
-
-    /// The marker that says a group lives in the Secret Service (an empty 0600 file beside the
-    /// file groups; it holds nothing secret).
-    static func keyringMarker(root: String, name: String) -> String { root + "/." + name + ".in-keyring" }
-
-    /// `$XDG_CONFIG_HOME/secure-token-cache/keys/<group>.key` (or `~/.config/...`), folders 0700.
-    static func defaultKeyFile(_ name: String) throws -> String {
-        var base = getenv("XDG_CONFIG_HOME").map { String(cString: $0) } ?? ""
-        if !base.hasPrefix("/") {
-            let home = getenv("HOME").map { String(cString: $0) } ?? ""
-            guard home.hasPrefix("/") else {
-                throw TokenCacheError(
-                    .invalidArgument, "no home directory for the key file; set XDG_CONFIG_HOME or configure a key source")
-            }
-            base = home + "/.config"
-        }
-        let folder = base + "/secure-token-cache/keys"
-        try GroupDirectory(root: folder, name: name).createRoot()
-        return folder + "/" + name + ".key"
     }
 
     static func exists(_ path: String) -> Bool {

@@ -1,0 +1,71 @@
+import Glibc
+
+extension StoreKind {
+    /// The encrypted file store.
+    public static let file = StoreKind(rawValue: "file")
+}
+
+extension FileStore: StoreBackend {
+    static var kind: StoreKind { .file }
+    static var isDurable: Bool { true }
+
+    static func openGroup(_ name: String, _ configuration: CacheConfiguration, reason: String) throws -> CacheGroup {
+        try CacheGroup.openInFile(name, configuration, reason: reason)
+    }
+
+    /// Whether the group's folder exists under the configured root.
+    static func holdsGroup(_ name: String, _ configuration: CacheConfiguration) throws -> Bool {
+        let directory = try GroupDirectory(root: CacheGroup.fileRoot(configuration), name: name)
+        return try SystemCall.lstat(directory.path, "looking for the group \(name)") != nil
+    }
+
+    /// Sets the emptied folder aside as `.<name>.moved-<time>` (sealed, holding no records).
+    static func retire(_ name: String, _ configuration: CacheConfiguration) throws {
+        let directory = try GroupDirectory(root: CacheGroup.fileRoot(configuration), name: name)
+        let aside = directory.root + "/." + name + ".moved-" + String(CacheGroup.systemClock())
+        guard rename(directory.path, aside) == 0 else {
+            throw TokenCacheError(
+                .ioFailure, "the group was copied and emptied, but \(directory.path) could not be set aside",
+                underlying: .posix(call: "rename", errno: errno))
+        }
+    }
+}
+
+/// Opening a group in the file store, and where its default key file is.
+extension CacheGroup {
+    static func openInFile(_ name: String, _ configuration: CacheConfiguration, reason: String) throws -> CacheGroup {
+        let root = try fileRoot(configuration)
+        var why = reason
+        let source: CacheConfiguration.KeySource
+        if let configured = configuration.keySource {
+            source = configured
+        } else if keyringAvailability(configuration) == nil {
+            source = .keyring
+            why += "; its key is held by the Secret Service"
+        } else {
+            let path = try defaultKeyFile(name)
+            source = .keyFile(path: path)
+            why += "; its key is the key file \(path) (no Secret Service; configure a passphrase for stronger protection)"
+        }
+        let keys = try source.makeProvider(group: name, configuration: configuration)
+        let store = try FileStore(
+            group: name, keyProvider: keys, root: root, lockTimeout: configuration.lockTimeout, logger: configuration.logger)
+        return try CacheGroup(name: name, store: store, reason: why, logger: configuration.logger)
+    }
+
+    /// `$XDG_CONFIG_HOME/secure-token-cache/keys/<group>.key` (or `~/.config/...`), folders 0700.
+    static func defaultKeyFile(_ name: String) throws -> String {
+        var base = getenv("XDG_CONFIG_HOME").map { String(cString: $0) } ?? ""
+        if !base.hasPrefix("/") {
+            let home = getenv("HOME").map { String(cString: $0) } ?? ""
+            guard home.hasPrefix("/") else {
+                throw TokenCacheError(
+                    .invalidArgument, "no home directory for the key file; set XDG_CONFIG_HOME or configure a key source")
+            }
+            base = home + "/.config"
+        }
+        let folder = base + "/secure-token-cache/keys"
+        try GroupDirectory(root: folder, name: name).createRoot()
+        return folder + "/" + name + ".key"
+    }
+}

@@ -1,0 +1,18 @@
+/// The kind of a stored record. The raw value is part of every record's associated data, so a
+/// record cannot be moved to another kind unnoticed; never renumber.
+enum RecordKind: UInt8, Sendable, Hashable, CaseIterable {
+    case accessToken = 1
+    case refreshToken = 2
+    case idToken = 3
+    case account = 4
+    case appMetadata = 5
+    /// The order of the MSAL JSON sections (for byte-exact export).
+    case layout = 6
+    /// A top-level MSAL JSON section this engine does not know, kept verbatim.
+    case unknownSection = 7
+    /// Per-client sign-in state: signed in / signed out accounts, current and previous account.
+    case clientState = 8
+    /// A tenant named by domain in a request (`contoso.onmicrosoft.com`) and the tenant id
+    /// (`tid`) its tokens were stored under.
+    case tenantAlias = 9
+}
