@@ -39,9 +39,9 @@ struct DoctorCommand: ParsableCommand {
                                  locks, counter) for each store, and who holds the lock
               file integrity     the group's file store opens with the given key
 
-            A check this build cannot perform yet (the keyring and file stores are being \
-            added) is reported as skipped. doctor never creates, unlocks or changes anything: \
-            it opens the group's file store only when the group's folder already exists.
+            doctor never creates, unlocks or changes anything: it asks the Secret Service \
+            without a prompt, and opens the group's file store only when the group's folder \
+            already exists.
 
             Exits with status 0 when no check failed, else with the exit status of the first \
             failed check (for example 6 for a locked keyring, 10 for an open directory).
@@ -60,7 +60,7 @@ struct DoctorCommand: ParsableCommand {
     func run() throws {
         var checks: [DoctorCheck] = []
         checks.append(Self.sessionBus())
-        checks.append(contentsOf: Self.keyring(Self.probeKeyring()))
+        checks.append(contentsOf: Self.keyring(probeKeyring()))
         checks.append(contentsOf: directory())
         checks.append(contentsOf: coordination())
         checks.append(integrity())
@@ -107,24 +107,21 @@ struct DoctorCommand: ParsableCommand {
         return DoctorCheck(name: name, outcome: .ok, detail: address)
     }
 
-    /// What the library can say about the Secret Service without creating or unlocking
-    /// anything: `nil` when it has no such probe (this build), else the collection's location
-    /// or the error that makes the keyring unusable.
-    ///
-    /// Opening the group in the keyring store is not a probe: it may create the group's key
-    /// item. When the library exposes a read-only probe (the keyring branch has
-    /// `KeyringClient.probe(busAddress:timeout:)` and `isDefaultCollectionLocked()`, both
-    /// internal), call it here; ``keyring(_:)`` already maps its outcomes.
-    static func probeKeyring() -> Result<String, TokenCacheError>? { nil }
+    /// What the library says about the Secret Service, read only: the bus it answers on, or the
+    /// error that makes the keyring unusable.
+    func probeKeyring() -> Result<String, TokenCacheError> {
+        do {
+            try CacheGroup.checkSecretService(configuration: global.configuration)
+            return .success("answers on \(Console.environment("DBUS_SESSION_BUS_ADDRESS") ?? "the session bus")")
+        } catch let error as TokenCacheError {
+            return .failure(error)
+        } catch {
+            return .failure(TokenCacheError(.keyringFailure, "the Secret Service could not be probed"))
+        }
+    }
 
     /// The Secret Service and collection-lock checks for a probe's outcome.
-    static func keyring(_ probe: Result<String, TokenCacheError>?) -> [DoctorCheck] {
-        guard let probe else {
-            return [
-                DoctorCheck(name: "Secret Service", outcome: .skipped, detail: "this build cannot probe the keyring"),
-                DoctorCheck(name: "keyring unlocked", outcome: .skipped, detail: "this build cannot probe the keyring"),
-            ]
-        }
+    static func keyring(_ probe: Result<String, TokenCacheError>) -> [DoctorCheck] {
         switch probe {
         case .success(let location):
             return [
@@ -133,7 +130,16 @@ struct DoctorCommand: ParsableCommand {
             ]
         case .failure(let error):
             switch error.code {
-            case .noSessionBus, .secretServiceUnavailable:
+            case .noSessionBus:
+                // Like the session bus check: the file store still works.
+                return [
+                    DoctorCheck(
+                        name: "Secret Service", outcome: .warning, detail: error.message,
+                        advice: "the keyring store needs a session bus; the file store works without one",
+                        status: .keyringUnavailable),
+                    DoctorCheck(name: "keyring unlocked", outcome: .skipped, detail: "no session bus"),
+                ]
+            case .secretServiceUnavailable:
                 return [
                     DoctorCheck(
                         name: "Secret Service", outcome: .failed, detail: error.message,
@@ -253,9 +259,6 @@ struct DoctorCommand: ParsableCommand {
                 name: name, outcome: .ok,
                 detail: "\(statistics.countByKind.values.reduce(0, +)) entries, generation \(statistics.generation)")
         } catch let error as TokenCacheError {
-            if Self.notInThisBuild(error) {
-                return DoctorCheck(name: name, outcome: .skipped, detail: "this build has no file store")
-            }
             let advice: String
             switch error.code {
             case .wrongKey: advice = "pass the passphrase (--passphrase-env) or key file (--key-file) the group was created with"
@@ -268,11 +271,5 @@ struct DoctorCommand: ParsableCommand {
         } catch {
             return DoctorCheck(name: name, outcome: .failed, detail: "\(error)", status: .failure)
         }
-    }
-
-    /// Whether `error` says the store kind is not in this build (the keyring and file stores
-    /// are merged separately).
-    static func notInThisBuild(_ error: TokenCacheError) -> Bool {
-        error.code == .invalidArgument && error.message.contains("not available in this build")
     }
 }

@@ -21,20 +21,14 @@ struct AppOptions: ParsableArguments {
     @Option(help: "A key file for the file store (32 random bytes, created 0600 if missing).")
     var keyFile: String?
 
-    /// The app's cache over the shared group. Exits with status 3 when the store is not in this build.
+    /// The app's cache over the shared group.
     func open() throws -> (cache: TokenCache, authority: Authority) {
         let choice = StoreKind(rawValue: store)
         guard StoreKind.all.contains(choice) else {
             throw ValidationError("--store must be one of \(StoreKind.all.map(\.rawValue).joined(separator: ", "))")
         }
         let configuration = CacheConfiguration(store: choice, directory: directory, keySource: keyFile.map { .keyFile(path: $0) })
-        let group: CacheGroup
-        do {
-            group = try CacheGroup.open(self.group, configuration: configuration)
-        } catch let error as TokenCacheError where error.code == .invalidArgument && error.message.contains("not available") {
-            say("cannot open the group: \(error.message)")
-            throw ExitCode(3)
-        }
+        let group = try CacheGroup.open(self.group, configuration: configuration)
         return (try TokenCache(clientId: client, group: group), try Authority(authority))
     }
 

@@ -11,8 +11,8 @@ struct SSODemo: AsyncParsableCommand {
         discussion: """
             Run it as several processes with different --client ids over one --group to see single
             sign-on: what one app signs in to, the apps of its family get silently. Tokens are never
-            printed, only a short fingerprint. Exit status: 0 done, 2 interaction required,
-            3 the chosen store is not available in this build, 1 any other failure.
+            printed, only a short fingerprint. Exit status: 0 done, 2 interaction required, 1 any
+            other failure.
             """,
         subcommands: [SignIn.self, Token.self, SignOut.self, Accounts.self, Wipe.self, Walkthrough.self]
     )

@@ -25,4 +25,22 @@ import Testing
         let attributes = try FileManager.default.attributesOfItem(atPath: key)
         #expect((attributes[.posixPermissions] as? Int) == 0o600)
     }
+
+    /// Commands that only read or remove never create a group, a key file or a lock: without a
+    /// session bus, `auto` has nowhere to find the default group, and says so.
+    @Test(arguments: [["status"], ["list", "tokens"], ["clear", "--all", "--yes"], ["export", "-"]])
+    func readOnlyCommandsCreateNothing(_ command: [String]) throws {
+        let folder = try TestFiles.scratch()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let environment = [
+            "HOME": folder.appendingPathComponent("home").path, "XDG_DATA_HOME": folder.appendingPathComponent("data").path,
+            "XDG_CONFIG_HOME": folder.appendingPathComponent("config").path,
+        ]
+        let run = try Cachetool.run(
+            command + ["--store", "auto"], environment: environment, removing: ["DBUS_SESSION_BUS_ADDRESS"])
+        #expect(run.status == 3, "\(run)")
+        #expect(run.stderr.contains("no group com.microsoft.identity.universalstorage"), "\(run.stderr)")
+        let created = FileManager.default.enumerator(atPath: folder.path)?.allObjects as? [String] ?? []
+        #expect(created.isEmpty, "created \(created)")
+    }
 }

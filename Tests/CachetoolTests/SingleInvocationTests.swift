@@ -380,6 +380,29 @@ import Testing
         #expect(rows.map { $0["RESULT"] ?? "" } == checks.map { $0["outcome"] as? String ?? "" })
     }
 
+    /// doctor asks the Secret Service for real, read only: without a bus it warns; with the test
+    /// session's keyring it finds it unlocked.
+    @Test func doctorProbesTheSecretService() throws {
+        let root = try TestFiles.scratch()
+        let noBus = try Cachetool.run(["doctor", "--json", "--dir", root.path], removing: ["DBUS_SESSION_BUS_ADDRESS"])
+        var outcomes = Dictionary(
+            uniqueKeysWithValues: try #require(try noBus.json() as? [[String: Any]]).map {
+                ($0["check"] as? String ?? "", $0["outcome"] as? String ?? "")
+            })
+        #expect(noBus.status == 0, "\(noBus)")
+        #expect(outcomes["Secret Service"] == "warning" && outcomes["keyring unlocked"] == "skipped")
+        guard ProcessInfo.processInfo.environment["STC_KEYRING_REQUIRED"] == "1" else { return }
+        let healthy = try Cachetool.run(["doctor", "--json", "--dir", root.path])
+        outcomes = Dictionary(
+            uniqueKeysWithValues: try #require(try healthy.json() as? [[String: Any]]).map {
+                ($0["check"] as? String ?? "", $0["outcome"] as? String ?? "")
+            })
+        #expect(healthy.status == 0, "\(healthy)")
+        #expect(outcomes["Secret Service"] == "ok" && outcomes["keyring unlocked"] == "ok", "\(healthy.stdout)")
+        let created = FileManager.default.enumerator(atPath: root.path)?.allObjects as? [String] ?? []
+        #expect(created.isEmpty, "doctor created \(created)")
+    }
+
     /// Every process finds a group's coordination folder from its name and data folder; doctor
     /// shows it for both stores, and who holds the lock, without creating anything.
     @Test func doctorSaysWhereTheGroupCoordinates() throws {

@@ -81,6 +81,16 @@ extension CacheGroup {
         KeyringOptions(allowInteraction: configuration.allowsInteraction)
     }
 
+    /// Checks that a Secret Service answers on the session bus and that its default collection is
+    /// unlocked, without creating, unlocking or changing anything (no prompt is ever shown): what
+    /// `auto` asks before it puts a new group in the keyring, and what `cachetool doctor` reports.
+    ///
+    /// - Throws: ``TokenCacheError`` with `.noSessionBus`, `.secretServiceUnavailable`,
+    ///   `.collectionLocked`, `.keyringTimeout` or `.keyringFailure`, each saying what to do.
+    public static func checkSecretService(configuration: CacheConfiguration = CacheConfiguration()) throws {
+        if let error = keyringAvailability(configuration) { throw error }
+    }
+
     /// `nil` when the Secret Service is reachable and its default collection unlocked, else why not.
     static func keyringAvailability(_ configuration: CacheConfiguration) -> TokenCacheError? {
         do {
