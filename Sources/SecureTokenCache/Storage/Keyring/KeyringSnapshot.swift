@@ -55,19 +55,10 @@ struct KeyringSnapshot: Sendable {
         var output = header
         let puts = records.values.map(RecordChange.put)
         var tags: [UInt8] = []
-        var batchStart = 0
-        while batchStart < puts.count {
-            var batchEnd = batchStart
-            var plaintextCount = 0
-            repeat {
-                plaintextCount += RecordSealer.batchPlaintextByteCount(of: puts[batchEnd])
-                batchEnd += 1
-            } while batchEnd < puts.count
-                && plaintextCount + RecordSealer.batchPlaintextByteCount(of: puts[batchEnd])
-                    <= LogFormat.maximumBatchPlaintextByteCount
+        try LogFormat.forEachBatch(of: puts) { batch, _ in
             let lengthOffset = output.count
             output += [0, 0, 0, 0]
-            try sealer.sealBatch(puts[batchStart..<batchEnd], firstSequence: UInt64(batchStart), appendingTo: &output)
+            try sealer.sealBatch(puts[batch], firstSequence: UInt64(batch.lowerBound), appendingTo: &output)
             let length = output.count - lengthOffset - 4
             guard length <= Int(UInt32.max) else {
                 throw TokenCacheError(.invalidArgument, "the group is too large for one keyring item")
@@ -76,7 +67,6 @@ struct KeyringSnapshot: Sendable {
                 $0.storeBytes(of: UInt32(length).littleEndian, toByteOffset: lengthOffset, as: UInt32.self)
             }
             tags += output[(output.count - XChaCha20Poly1305.tagByteCount)...]
-            batchStart = batchEnd
         }
         let digest = tags.withUnsafeBytes { Sodium.checksum($0) }
         try sealer.sealMarker(context: "STKS", associatedData: header + digest, appendingTo: &output)

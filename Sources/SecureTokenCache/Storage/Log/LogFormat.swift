@@ -52,22 +52,34 @@ enum LogFormat {
     ///
     /// Throws ``TokenCacheError/Code/invalidArgument`` if a record is too large for a frame
     /// (``maximumFrameByteCount``: it could never be read back); `output` is unchanged then.
+    /// The one rule for cutting records into sealed batches, used by the log and the keyring
+    /// snapshot alike: consecutive changes, as many as fit in ``maximumBatchPlaintextByteCount``
+    /// of plaintext (a record larger than that gets a batch of its own). Calls `body` with each
+    /// batch's range in `changes` and its plaintext size, in order.
+    static func forEachBatch(
+        of changes: [RecordChange], _ body: (_ batch: Range<Int>, _ plaintextCount: Int) throws -> Void
+    ) rethrows {
+        var batchStart = 0
+        while batchStart < changes.count {
+            var batchEnd = batchStart
+            var plaintextCount = 0
+            repeat {
+                plaintextCount += RecordSealer.batchPlaintextByteCount(of: changes[batchEnd])
+                batchEnd += 1
+            } while batchEnd < changes.count
+                && plaintextCount + RecordSealer.batchPlaintextByteCount(of: changes[batchEnd]) <= maximumBatchPlaintextByteCount
+            try body(batchStart..<batchEnd, plaintextCount)
+            batchStart = batchEnd
+        }
+    }
+
     static func appendBatchFrames(
         _ changes: [RecordChange], firstSequence: UInt64, sealer: RecordSealer, to output: inout [UInt8]
     ) throws -> UInt64 {
         let outputStart = output.count
         var sequence = firstSequence
-        var batchStart = 0
         do {
-            while batchStart < changes.count {
-                var batchEnd = batchStart
-                var plaintextCount = 0
-                repeat {
-                    plaintextCount += RecordSealer.batchPlaintextByteCount(of: changes[batchEnd])
-                    batchEnd += 1
-                } while batchEnd < changes.count
-                    && plaintextCount + RecordSealer.batchPlaintextByteCount(of: changes[batchEnd])
-                        <= maximumBatchPlaintextByteCount
+            try forEachBatch(of: changes) { batch, plaintextCount in
                 let frameLength = 1 + RecordSealer.batchPrefixByteCount + XChaCha20Poly1305.overhead + plaintextCount
                 guard frameLength <= maximumFrameByteCount else {
                     throw TokenCacheError(
@@ -75,13 +87,12 @@ enum LogFormat {
                 }
                 let frameStart = output.count
                 output += [0, 0, 0, 0, batchFrame]
-                try sealer.sealBatch(changes[batchStart..<batchEnd], firstSequence: sequence, appendingTo: &output)
+                try sealer.sealBatch(changes[batch], firstSequence: sequence, appendingTo: &output)
                 let length = UInt32(output.count - frameStart - 4)
                 output.withUnsafeMutableBytes {
                     $0.storeBytes(of: length.littleEndian, toByteOffset: frameStart, as: UInt32.self)
                 }
-                sequence += UInt64(batchEnd - batchStart)
-                batchStart = batchEnd
+                sequence += UInt64(batch.count)
             }
         } catch {
             output.removeSubrange(outputStart...)
