@@ -1,4 +1,4 @@
-/// The plaintext of an MSAL entry's record (format 2): the entry's members in a binary form that
+/// The plaintext of an MSAL entry's record: the entry's members in a binary form that
 /// decodes without parsing JSON.
 ///
 /// `2 ‖ ordinal u64le ‖ member count (varint) ‖ member…`, where a member is
@@ -7,8 +7,6 @@
 /// nested JSON carry `length (varint) ‖ UTF-8 bytes`. Members keep their order, number literals
 /// their spelling, and unknown members and nested values survive as they came, so an entry
 /// decodes to exactly the ``JSONObject`` it was encoded from.
-///
-/// Format 1 (a version byte, the ordinal and the members as compact JSON) is still read.
 enum EntryPayload {
     /// The version byte of this format.
     static let version: UInt8 = 2
@@ -61,7 +59,7 @@ enum EntryPayload {
         return output[...]
     }
 
-    /// The ordinal a format-2 payload carries.
+    /// The ordinal a payload carries.
     private static func ordinal(of payload: ArraySlice<UInt8>) -> UInt64? {
         guard payload.count >= 9, payload.first == version else { return nil }
         return payload.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: 1, as: UInt64.self)) }
@@ -107,7 +105,7 @@ enum EntryPayload {
     }
 }
 
-/// Decodes format-2 entry payloads into typed entries, or only into the keys the index files
+/// Decodes entry payloads into typed entries, or only into the keys the index files
 /// them under, sharing work across the entries of one load: the members many entries repeat
 /// (account, cloud, client, tenant, scopes, token type) are interned, one `String` per distinct
 /// text, and the ``HomeAccountId``, ``Environment``, ``Scopes`` and index keys made from them
@@ -291,10 +289,14 @@ struct PayloadReader {
 
     var isAtEnd: Bool { position == bytes.count }
 
-    /// A format-2 payload's header: its ordinal and how many members follow (checked to be
-    /// no more than the bytes could hold).
+    /// A payload's header: its ordinal and how many members follow (checked to be no more than
+    /// the bytes could hold). A payload of another version is `.unsupportedFormat`: written by a
+    /// newer library.
     mutating func header() throws -> (ordinal: UInt64, count: UInt64) {
-        guard try byte() == EntryPayload.version else { throw Self.malformed }
+        guard try byte() == EntryPayload.version else {
+            throw TokenCacheError(
+                .unsupportedFormat, "an entry record has an unknown format; upgrade SecureTokenCache to read this group")
+        }
         let ordinal = try uint64()
         let count = try varint()
         guard count <= UInt64(bytes.count) else { throw Self.malformed }

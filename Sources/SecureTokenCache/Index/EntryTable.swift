@@ -25,7 +25,7 @@ final class EntryTable: @unchecked Sendable {
 
     /// Where a row's typed entry comes from.
     enum Source: Sendable {
-        /// A checked format-2 record payload (``EntryPayload``), decoded when first asked for.
+        /// A checked record payload (``EntryPayload``), decoded when first asked for.
         case payload(ArraySlice<UInt8>)
         /// The typed entry itself (an import, or an entry already made).
         case entry(CacheEntry)
