@@ -2,20 +2,18 @@ import HashTreeCollections
 
 /// The index's id map: every entry of a group by its id, persistent like ``LayeredMap``.
 ///
-/// Its base is the ``EntryTable`` the index was built from, with an open-addressing table of row
-/// numbers keyed by the ids' precomputed hashes: building it for 17,500 entries writes one 32-bit
-/// number each instead of copying every entry and id into a dictionary (three reference counts
-/// each to raise now and lower when the group is freed), and no entry is made into a typed one
-/// until it is asked for. Changes since live in a persistent trie, folded into a new base when
-/// they outgrow half of it.
+/// Its base is the ``EntryTable`` the index was built from, with a ``NumberTable`` of row numbers
+/// keyed by the ids' precomputed hashes: building it writes one 32-bit number per entry instead
+/// of copying every entry and id into a dictionary (three reference counts each to raise now and
+/// lower when the group is freed), and no entry is made into a typed one until it is asked for.
+/// Changes since live in a persistent trie, folded into a new base when they outgrow half of it.
 ///
 /// The base never changes once built, so every copy (every index snapshot) keeps its contents.
 struct EntryMap: Sendable {
     /// The entries of the base. Some may be shadowed by `changes`.
     private var base = EntryTable.empty
-    /// Row numbers in `base` plus one (0: empty); a power of two in size.
-    private var table: [UInt32] = []
-    private var mask = 0
+    /// The base's row numbers by id.
+    private var rowNumbers = NumberTable()
     /// Changes since the base was built: an entry, or `nil` for an id removed from the base.
     private var changes: TreeDictionary<EntryID, StoredEntry?> = [:]
     /// The number of entries.
@@ -26,24 +24,16 @@ struct EntryMap: Sendable {
 
     /// A map of the entries of `base`, or `nil` if two of them have the same id.
     init?(_ base: EntryTable) {
-        precondition(base.count < Int(UInt32.max), "too many entries for an entry map")
-        var size = 16
-        while size < 2 * base.count { size <<= 1 }
-        var table = [UInt32](repeating: 0, count: size)
-        let mask = size - 1
+        var rowNumbers = NumberTable(capacity: base.count)
         for row in base.rows.indices {
-            // Only the hash and kind are read; ids are compared (strings and all) only when two
-            // land in one slot.
-            var slot = Self.slot(kind: base.rows[row].id.kind, keyHash: base.rows[row].id.keyHash, mask: mask)
-            while table[slot] != 0 {
-                if base.rows[Int(table[slot] - 1)].id == base.rows[row].id { return nil }
-                slot = (slot + 1) & mask
-            }
-            table[slot] = UInt32(row + 1)
+            // Ids are compared (strings and all) only where hashes and kinds agree.
+            let id = base.rows[row].id
+            let hash = Self.hash(of: id)
+            if rowNumbers.first(hash: hash, where: { base.rows[$0].id == id }) != nil { return nil }
+            rowNumbers.file(row, hash: hash)
         }
         self.base = base
-        self.table = table
-        self.mask = mask
+        self.rowNumbers = rowNumbers
         count = base.count
     }
 
@@ -114,14 +104,7 @@ struct EntryMap: Sendable {
     }
 
     private func baseRow(of id: EntryID) -> Int? {
-        guard !table.isEmpty else { return nil }
-        var slot = Self.slot(of: id, mask: mask)
-        while true {
-            let filed = table[slot]
-            if filed == 0 { return nil }
-            if base.id(at: Int(filed - 1)) == id { return Int(filed - 1) }
-            slot = (slot + 1) & mask
-        }
+        rowNumbers.first(hash: Self.hash(of: id)) { base.id(at: $0) == id }
     }
 
     private mutating func foldIfLarge() {
@@ -137,12 +120,8 @@ struct EntryMap: Sendable {
         self = EntryMap(EntryTable(rows: rows)) ?? self
     }
 
-    /// The table slot to start probing at: the id's key hash (already computed) and kind,
-    /// mixed so the low bits the mask keeps depend on all of them.
-    private static func slot(of id: EntryID, mask: Int) -> Int { slot(kind: id.kind, keyHash: id.keyHash, mask: mask) }
-
-    private static func slot(kind: CredentialKind, keyHash: Int, mask: Int) -> Int {
-        let hash = (UInt64(bitPattern: Int64(keyHash)) ^ UInt64(kind.creationOrder)) &* 0x9e37_79b9_7f4a_7c15
-        return Int(truncatingIfNeeded: hash >> 32) & mask
+    /// The hash an id is filed under: its key's (already computed) with its kind.
+    private static func hash(of id: EntryID) -> Int {
+        HashMixer.combine(id.keyHash, id.kind.creationOrder)
     }
 }

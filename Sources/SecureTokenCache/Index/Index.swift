@@ -41,12 +41,12 @@ extension AccessTokenBucket {
 extension AccessTokenBucket: PrehashedKey {
     /// The parts' hashes, combined.
     var prehash: Int {
-        var hash = PrehashCombiner.combine(PrehashCombiner.seed, account.prehash)
-        hash = PrehashCombiner.combine(hash, environment.prehash)
-        hash = PrehashCombiner.combine(hash, realm.prehash)
-        hash = PrehashCombiner.combine(hash, client.prehash)
-        hash = PrehashCombiner.combine(hash, tokenType.prehash)
-        return PrehashCombiner.combine(hash, extCacheKey.prehash)
+        var hash = HashMixer.combine(HashMixer.seed, account.prehash)
+        hash = HashMixer.combine(hash, environment.prehash)
+        hash = HashMixer.combine(hash, realm.prehash)
+        hash = HashMixer.combine(hash, client.prehash)
+        hash = HashMixer.combine(hash, tokenType.prehash)
+        return HashMixer.combine(hash, extCacheKey.prehash)
     }
 }
 
@@ -60,8 +60,8 @@ struct RefreshTokenBucket: Hashable, Sendable {
 extension RefreshTokenBucket: PrehashedKey {
     /// The parts' hashes, combined.
     var prehash: Int {
-        let hash = PrehashCombiner.combine(PrehashCombiner.combine(PrehashCombiner.seed, account.prehash), environment.prehash)
-        return PrehashCombiner.combine(hash, owner.prehash)
+        let hash = HashMixer.combine(HashMixer.combine(HashMixer.seed, account.prehash), environment.prehash)
+        return HashMixer.combine(hash, owner.prehash)
     }
 }
 

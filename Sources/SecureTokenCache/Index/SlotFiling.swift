@@ -39,9 +39,9 @@ struct SlotKey: PrehashedKey {
         let low = UInt64(UInt32(bitPattern: slots.0)) | UInt64(UInt32(bitPattern: slots.1)) << 32
         let middle = UInt64(UInt32(bitPattern: slots.2)) | UInt64(UInt32(bitPattern: slots.3)) << 32
         let high = UInt64(UInt32(bitPattern: slots.4)) | UInt64(UInt32(bitPattern: slots.5)) << 32
-        var hash = PrehashCombiner.combine(PrehashCombiner.seed, Int(truncatingIfNeeded: low))
-        hash = PrehashCombiner.combine(hash, Int(truncatingIfNeeded: middle))
-        return PrehashCombiner.combine(hash, Int(truncatingIfNeeded: high))
+        var hash = HashMixer.combine(HashMixer.seed, Int(truncatingIfNeeded: low))
+        hash = HashMixer.combine(hash, Int(truncatingIfNeeded: middle))
+        return HashMixer.combine(hash, Int(truncatingIfNeeded: high))
     }
 
     static func == (lhs: SlotKey, rhs: SlotKey) -> Bool {
