@@ -149,8 +149,8 @@ struct EntryDecoder {
     /// a name. Throws `.storeCorrupted` for a malformed payload.
     ///
     /// A member's text is a string's or a number literal's (what ``EntryParts/string(_:)``
-    /// reads); any other value counts as none. ``SlotFiling`` makes the index keys of the slots
-    /// with ``accountKey(_:)`` and its siblings.
+    /// reads); any other value counts as none. ``FilingPart/key(slot:decoder:)`` makes the index
+    /// keys of the slots.
     mutating func filingSlots(payload: ArraySlice<UInt8>) throws -> (ordinal: UInt64, slots: FilingSlots) {
         // By member code: the interned slot of the member's text (-1: no text).
         var texts = InlineArray<32, Int32>(repeating: -1)
@@ -182,7 +182,8 @@ struct EntryDecoder {
         return (ordinal, FilingSlots(texts))
     }
 
-    /// ``filingSlots(payload:)`` of an entry's members held as an object (a format-1 record).
+    /// ``filingSlots(payload:)`` of an entry's members held as an object (an entry made in this
+    /// process, gathered for a bulk filing).
     mutating func filingSlots(members: JSONObject) -> FilingSlots {
         var texts = InlineArray<32, Int32>(repeating: -1)
         for member in members {
@@ -201,33 +202,24 @@ struct EntryDecoder {
     /// Whether the slot holds text that is not empty.
     func hasText(_ slot: Int32) -> Bool { slot >= 0 && !interner.isEmpty(at: Int(slot)) }
 
-    /// The home account key of the credential whose `home_account_id` is in `slot`: `nil` for
-    /// none or an empty one (``EntryParts/credentialHomeAccountId()``). The key of a
-    /// ``HomeAccountId`` is its text lower-cased, so no identifier (and no tenant id in it) is
-    /// parsed for filing.
-    mutating func accountKey(_ slot: Int32) -> HashedString? {
-        hasText(slot) ? interner.lowercasedKey(at: Int(slot)) : nil
-    }
-
-    /// The alias group key of the cloud in `slot` (``EntryParts/environment()``).
+    /// The alias group key of the cloud in `slot`, which holds text (``EntryParts/environment()``).
     mutating func cloudKey(_ slot: Int32) -> HashedString {
-        slot >= 0 ? interner.environment(at: Int(slot)).groupKey : Environment("").groupKey
+        interner.environment(at: Int(slot)).groupKey
     }
 
-    /// The text in `slot`, lower-cased, with its hash; empty for none (``EntryParts/lowercasedKey(_:)``).
+    /// The text in `slot`, which holds text, lower-cased, with its hash
+    /// (``EntryParts/lowercasedKey(_:)``).
     mutating func lowercasedKey(_ slot: Int32) -> HashedString {
-        slot >= 0 ? interner.lowercasedKey(at: Int(slot)) : .empty
+        interner.lowercasedKey(at: Int(slot))
     }
 
-    /// The text in `slot` as it is, with its hash.
+    /// The text in `slot`, which holds text, as it is, with its hash.
     mutating func exactKey(_ slot: Int32) -> HashedString {
-        slot >= 0 ? interner.exactKey(at: Int(slot)) : .empty
+        interner.exactKey(at: Int(slot))
     }
 
-    /// The members the index files entries by (see ``FilingKeys``), one bit per member code.
-    private static let filingFields: UInt32 = [
-        KnownField.homeAccountId, .environment, .clientId, .realm, .tokenType, .extCacheKey, .familyId, .username,
-    ].reduce(0) { $0 | 1 << UInt32($1.rawValue) }
+    /// The members the index files entries by (``FilingPart/field``), one bit per member code.
+    private static let filingFields: UInt32 = FilingPart.allCases.reduce(0) { $0 | 1 << UInt32($1.field.rawValue) }
 
     /// Reads a payload's members into `parts`, checking every one; returns its ordinal.
     private mutating func read(_ payload: ArraySlice<UInt8>) throws -> UInt64 {

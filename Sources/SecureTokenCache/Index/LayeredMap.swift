@@ -3,10 +3,9 @@ import HashTreeCollections
 /// A persistent map in two layers: a plain dictionary built in bulk, and a persistent hash trie
 /// of the changes made since.
 ///
-/// Opening a group files tens of thousands of entries at once: a `Dictionary` builds that
-/// several times faster than inserting into a `TreeDictionary` one key at a time, and frees it
-/// ten times faster (a trie node destroys its key-value pairs one by one through generic value
-/// witnesses). Writes, which must not copy the whole map while a reader holds a snapshot, go to
+/// Opening a group files tens of thousands of entries at once: a flat table builds that faster
+/// than inserting into a `TreeDictionary` one key at a time, and frees it faster (a trie node
+/// destroys its key-value pairs one by one through generic value witnesses). Writes, which must not copy the whole map while a reader holds a snapshot, go to
 /// the trie: a copy of the map is O(1), a change O(log n). When the changes outgrow half the
 /// base they are folded into a new base, so a long-lived map stays mostly flat: O(n) now and
 /// then, O(1) amortised per change.
