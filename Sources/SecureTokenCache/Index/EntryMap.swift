@@ -14,10 +14,8 @@ struct EntryMap: Sendable {
     private var base = EntryTable.empty
     /// The base's row numbers by id.
     private var rowNumbers = NumberTable()
-    /// Changes since the base was built: an entry, or `nil` for an id removed from the base.
-    private var changes: TreeDictionary<EntryID, StoredEntry?> = [:]
-    /// The number of entries.
-    private(set) var count = 0
+    /// Changes since the base was built.
+    private var changes = ChangeLayer<EntryID, StoredEntry>(baseCount: 0)
 
     /// An empty map.
     init() {}
@@ -34,7 +32,7 @@ struct EntryMap: Sendable {
         }
         self.base = base
         self.rowNumbers = rowNumbers
-        count = base.count
+        changes = ChangeLayer(baseCount: base.count)
     }
 
     /// A map of `entries`, or `nil` if two of them have the same id.
@@ -42,12 +40,15 @@ struct EntryMap: Sendable {
         self.init(EntryTable(rows: entries.map { EntryTable.Row(id: $0.id, ordinal: $0.ordinal, source: .entry($0.entry)) }))
     }
 
+    /// The number of entries.
+    var count: Int { changes.count }
+
     /// Whether the map has no entry.
     var isEmpty: Bool { count == 0 }
 
     /// The entry filed under `id`.
     subscript(id: EntryID) -> StoredEntry? {
-        if !changes.isEmpty, let changed = changes[id] { return changed }
+        if let changed = changes[id] { return changed }
         return baseRow(of: id).map(base.stored(at:))
     }
 
@@ -62,29 +63,17 @@ struct EntryMap: Sendable {
     /// Files `stored` under `id`; returns the entry it replaced.
     @discardableResult
     mutating func updateValue(_ stored: StoredEntry, forKey id: EntryID) -> StoredEntry? {
-        let replaced: StoredEntry?
-        if let changed = changes.updateValue(stored, forKey: id) {
-            replaced = changed
-        } else {
-            replaced = baseRow(of: id).map(base.stored(at:))
-        }
-        if replaced == nil { count += 1 }
-        foldIfLarge()
-        return replaced
+        let (table, row) = (base, baseRow(of: id))
+        defer { foldIfLarge() }
+        return changes.set(stored, forKey: id) { row.map(table.stored(at:)) }
     }
 
     /// Removes the entry filed under `id`; returns it.
     @discardableResult
     mutating func removeValue(forKey id: EntryID) -> StoredEntry? {
-        let removed: StoredEntry?
-        if let row = baseRow(of: id) {
-            if let changed = changes.updateValue(nil, forKey: id) { removed = changed } else { removed = base.stored(at: row) }
-        } else {
-            removed = changes.removeValue(forKey: id) ?? nil
-        }
-        if removed != nil { count -= 1 }
-        foldIfLarge()
-        return removed
+        let (table, row) = (base, baseRow(of: id))
+        defer { foldIfLarge() }
+        return changes.remove(id, inBase: row != nil) { row.map(table.stored(at:)) }
     }
 
     /// Calls `body` with every entry, in no particular order.
@@ -92,7 +81,7 @@ struct EntryMap: Sendable {
         for row in 0..<base.count where changes.isEmpty || changes[base.id(at: row)] == nil {
             try body(base.stored(at: row))
         }
-        for (_, changed) in changes { if let changed { try body(changed) } }
+        try changes.forEach { _, changed in if let changed { try body(changed) } }
     }
 
     /// Every entry, in no particular order.
@@ -108,13 +97,13 @@ struct EntryMap: Sendable {
     }
 
     private mutating func foldIfLarge() {
-        guard changes.count >= 64, changes.count > base.count / 2 else { return }
+        guard changes.outgrows(base: base.count) else { return }
         // The base's rows that nothing shadows stay as they are (a payload not yet decoded stays
         // a payload); the changes join them typed. Ids are unique here, so the new base builds.
         var rows: [EntryTable.Row] = []
         rows.reserveCapacity(count)
         for filed in base.rows where changes[filed.id] == nil { rows.append(filed) }
-        for (id, changed) in changes {
+        changes.forEach { id, changed in
             if let changed { rows.append(EntryTable.Row(id: id, ordinal: changed.ordinal, source: .entry(changed.entry))) }
         }
         self = EntryMap(EntryTable(rows: rows)) ?? self

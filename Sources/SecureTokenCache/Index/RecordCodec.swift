@@ -23,16 +23,15 @@ enum RecordCodec {
         }
     }
 
-    static func credentialKind(_ kind: RecordKind) -> CredentialKind? {
-        switch kind {
-        case .accessToken: .accessToken
-        case .refreshToken: .refreshToken
-        case .idToken: .idToken
-        case .account: .account
-        case .appMetadata: .appMetadata
-        case .layout, .unknownSection, .clientState, .tenantAlias: nil
-        }
-    }
+    /// The entry kind a record kind stores, if any: ``recordKind(_:)`` read backwards.
+    static func credentialKind(_ kind: RecordKind) -> CredentialKind? { credentialKinds[Int(kind.rawValue)] }
+
+    /// ``credentialKind(_:)`` by raw value, made once from ``recordKind(_:)``.
+    private static let credentialKinds: [CredentialKind?] = {
+        var kinds = [CredentialKind?](repeating: nil, count: Int(UInt8.max) + 1)
+        for kind in CredentialKind.allCases { kinds[Int(recordKind(kind).rawValue)] = kind }
+        return kinds
+    }()
 
     static func recordID(_ id: EntryID) -> RecordID { RecordID(kind: recordKind(id.kind), name: id.key) }
 
