@@ -22,28 +22,25 @@ struct ChangeLayer<Key: Hashable, Value> {
     /// The change of `key`: `nil` for none, `.some(nil)` for a removal.
     subscript(key: Key) -> Value?? { changes.isEmpty ? nil : changes[key] }
 
-    /// Sets `key`'s value; returns the value the map had for it: the change's, or, when the key
-    /// had no change, what `base` says the base has.
-    mutating func set(_ value: Value, forKey key: Key, base: () -> Value?) -> Value? {
-        let replaced: Value?
-        if let changed = changes.updateValue(value, forKey: key) { replaced = changed } else { replaced = base() }
-        if replaced == nil { count += 1 }
-        return replaced
+    /// Sets `key`'s value; returns the key's previous change (`nil`: it had none, and the map had
+    /// what its base has). Count the change with ``counting(_:added:)``.
+    mutating func set(_ value: Value, forKey key: Key) -> Value?? {
+        changes.updateValue(value, forKey: key)
     }
 
-    /// Removes `key`, shadowing the base's value when `inBase`; returns the value the map had for
-    /// it: the change's, or what `base` says the base has.
-    mutating func remove(_ key: Key, inBase: Bool, base: () -> Value?) -> Value? {
-        let removed: Value?
-        if !inBase {
-            removed = changes.removeValue(forKey: key) ?? nil
-        } else if let changed = changes.updateValue(nil, forKey: key) {
-            removed = changed
-        } else {
-            removed = base()
-        }
-        if removed != nil { count -= 1 }
-        return removed
+    /// Removes `key`, shadowing the base's value when `inBase`; returns the key's previous change
+    /// (`nil`: it had none, and the map had what its base has). Count the change with
+    /// ``counting(_:added:)``.
+    mutating func remove(_ key: Key, inBase: Bool) -> Value?? {
+        inBase ? changes.updateValue(nil, forKey: key) : changes.removeValue(forKey: key)
+    }
+
+    /// `previous`, the value the map had for a key just set (`added`) or removed, after counting
+    /// the key in or out.
+    mutating func counting(_ previous: Value?, added: Bool) -> Value? {
+        if added, previous == nil { count += 1 }
+        if !added, previous != nil { count -= 1 }
+        return previous
     }
 
     /// Whether the changes are many enough, against a base of `base` keys, to fold into a new

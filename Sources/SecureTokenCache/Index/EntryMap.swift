@@ -63,17 +63,18 @@ struct EntryMap: Sendable {
     /// Files `stored` under `id`; returns the entry it replaced.
     @discardableResult
     mutating func updateValue(_ stored: StoredEntry, forKey id: EntryID) -> StoredEntry? {
-        let (table, row) = (base, baseRow(of: id))
         defer { foldIfLarge() }
-        return changes.set(stored, forKey: id) { row.map(table.stored(at:)) }
+        let replaced = changes.set(stored, forKey: id) ?? baseRow(of: id).map(base.stored(at:))
+        return changes.counting(replaced, added: true)
     }
 
     /// Removes the entry filed under `id`; returns it.
     @discardableResult
     mutating func removeValue(forKey id: EntryID) -> StoredEntry? {
-        let (table, row) = (base, baseRow(of: id))
         defer { foldIfLarge() }
-        return changes.remove(id, inBase: row != nil) { row.map(table.stored(at:)) }
+        let row = baseRow(of: id)
+        let removed = changes.remove(id, inBase: row != nil) ?? row.map(base.stored(at:))
+        return changes.counting(removed, added: false)
     }
 
     /// Calls `body` with every entry, in no particular order.

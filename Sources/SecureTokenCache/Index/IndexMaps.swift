@@ -31,21 +31,21 @@ struct IndexMaps: Sendable {
 
     /// Which entry goes in which map, under which key: every filing, one entry at a time or a
     /// whole group at once, is derived from these rows.
-    static let table: [any IndexMapRule] = [
-        MapRule(
+    static let table: [IndexMapRule] = [
+        .rule(
             \.accessTokens,
             MapFiling([.accessToken], by: [.account, .cloud, .realm, .client, .tokenType, .extCacheKey], reserve: (1, 2))),
-        MapRule(
+        .rule(
             \.ownRefreshTokens, MapFiling([.refreshToken], by: [.account, .cloud, .client], reserve: (6, 6)),
             tally: (\.accountsWithClientToken, { ($0.owner, $0.account) })),
-        MapRule(
+        .rule(
             \.familyRefreshTokens,
             MapFiling([.refreshToken], by: [.account, .cloud, .family], requiring: .family, reserve: (6, 6)),
             tally: (\.accountsWithFamilyToken, { ($0.owner, $0.account) })),
-        MapRule(\.accountsByHome, MapFiling([.account], by: [.account], reserve: (6, 6))),
-        MapRule(\.accountsByUsername, MapFiling([.account], by: [.username], requiring: .username, reserve: (6, 6))),
-        MapRule(\.appMetadataByClient, MapFiling([.appMetadata], by: [.client], reserve: (0, 0))),
-        MapRule(
+        .rule(\.accountsByHome, MapFiling([.account], by: [.account], reserve: (6, 6))),
+        .rule(\.accountsByUsername, MapFiling([.account], by: [.username], requiring: .username, reserve: (6, 6))),
+        .rule(\.appMetadataByClient, MapFiling([.appMetadata], by: [.client], reserve: (0, 0))),
+        .rule(
             \.entriesByAccount,
             MapFiling([.accessToken, .refreshToken, .idToken, .account], by: [.account], requiring: .account, reserve: (1, 6))),
     ]

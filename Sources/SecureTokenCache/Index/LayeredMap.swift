@@ -72,17 +72,18 @@ struct LayeredMap<Key: PrehashedKey, Value> {
     /// Sets the value of `key`; returns the value it replaced.
     @discardableResult
     mutating func updateValue(_ value: Value, forKey key: Key) -> Value? {
-        let (keys, values) = (baseKeys, baseValues)
         defer { foldIfLarge() }
-        return changes.set(value, forKey: key) { keys.number(of: key).map { values[$0] } }
+        let replaced = changes.set(value, forKey: key) ?? baseValue(key)
+        return changes.counting(replaced, added: true)
     }
 
     /// Removes `key`; returns the value it had.
     @discardableResult
     mutating func removeValue(forKey key: Key) -> Value? {
-        let original = baseValue(key)
         defer { foldIfLarge() }
-        return changes.remove(key, inBase: original != nil) { original }
+        let original = baseValue(key)
+        let removed = changes.remove(key, inBase: original != nil) ?? original
+        return changes.counting(removed, added: false)
     }
 
     private mutating func foldIfLarge() {

@@ -3,7 +3,7 @@
 ///
 /// Every way of filing an entry derives from this: one at a time (``file(_:adding:in:)``) and
 /// in bulk (``converted(_:decoder:)``, ``install(_:rows:in:)``), so adding a map is adding a row.
-struct MapRule<Key: FilingKey, Value: FiledValue>: IndexMapRule {
+struct MapRule<Key: FilingKey, Value: FiledValue>: Sendable {
     /// An owner (client or family) → account → count map, and how a key names its owner and
     /// account.
     typealias Tally = (
