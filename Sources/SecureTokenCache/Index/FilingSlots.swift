@@ -1,6 +1,7 @@
 /// Where the members an entry is filed by are in a decoder's ``StringInterner``: one slot per
 /// ``FilingPart``, -1 for a member with no text (missing, or not a string or number).
 struct FilingSlots: Sendable {
+    /// By `FilingPart.rawValue`.
     private var slots = InlineArray<8, Int32>(repeating: -1)
 
     /// The slots of the members in `texts`, by member code.

@@ -11,23 +11,34 @@ import Synchronization
 struct Index: Sendable {
     /// Everything the index holds.
     private struct State: Sendable {
+        /// ``Index/entries``.
         var entries = EntryMap()
+        /// Every other map of entries.
         var maps = IndexMaps()
+        /// ``Index/clientStates``.
         var clientStates: TreeDictionary<String, ClientState> = [:]
+        /// ``Index/tenantAliases``.
         var tenantAliases: TreeDictionary<String, String> = [:]
+        /// ``Index/sections``.
         var sections: [String] = []
+        /// ``Index/unknownSections``.
         var unknownSections: TreeDictionary<String, JSONValue> = [:]
+        /// ``Index/countByKind``.
         var countByKind: [CredentialKind: Int] = [:]
+        /// ``Index/nextOrdinal``.
         var nextOrdinal: UInt64 = 1
     }
 
     /// The state in one copy-on-write box: passing the index around (a snapshot, a lookup) is
     /// one retain, not one per map; a writer copies the box (O(number of maps)) once.
     private final class Storage: @unchecked Sendable {
+        /// What the box holds.
         var state: State
+        /// A box holding `state`.
         init(_ state: State) { self.state = state }
     }
 
+    /// The box; shared by copies of the index until one of them writes.
     private var storage = Storage(State())
 
     /// The state, read in place, and copied first when written while another index shares it.
@@ -60,6 +71,7 @@ struct Index: Sendable {
     /// The number of entries of every kind.
     var count: Int { entries.count }
 
+    /// The entry filed under `id`.
     subscript(id: EntryID) -> StoredEntry? { entries[id] }
 
     // MARK: - Mutation

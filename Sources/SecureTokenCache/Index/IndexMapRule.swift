@@ -7,6 +7,7 @@
 struct IndexMapRule: Sendable {
     /// How entries are filed in the map.
     let filing: MapFiling
+    /// ``MapRule/file(_:adding:in:)`` of the row's rule, and so on for the others.
     private let fileEntry: @Sendable (StoredEntry, Bool, inout IndexMaps) -> Void
     private let filesAlikeEntries: @Sendable (CacheEntry, CacheEntry) -> Bool
     private let refileEntry: @Sendable (StoredEntry, inout IndexMaps) -> Void

@@ -10,6 +10,7 @@ struct KeyTable<Key: PrehashedKey>: Sendable {
     private(set) var keys: [Key] = []
     /// The keys' hashes, by number.
     private var hashes: [Int] = []
+    /// The keys' numbers by hash.
     private var numbers = NumberTable()
 
     /// An empty table with room for `capacity` keys.
@@ -27,6 +28,7 @@ struct KeyTable<Key: PrehashedKey>: Sendable {
         number(of: key, hash: key.prehash)
     }
 
+    /// The number of `key`, whose hash is `hash`, if the table has it.
     private func number(of key: Key, hash: Int) -> Int? {
         numbers.first(hash: hash) { hashes[$0] == hash && keys[$0] == key }
     }

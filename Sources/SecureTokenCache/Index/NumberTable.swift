@@ -9,6 +9,7 @@
 struct NumberTable: Sendable {
     /// Numbers plus one (0: empty); a power of two in size.
     private var slots: [UInt32] = []
+    /// The slot count less one: what keeps a mixed hash within the slots.
     private var mask = 0
 
     /// A table with no number and no room.

@@ -6,9 +6,11 @@
 /// makes each index key once per distinct group when it finishes (``filing(_:)``), both as
 /// ``IndexMaps/table`` says.
 struct SlotFiling: Sendable {
+    /// The rows, in order.
     private var rows: GatheredRows
     /// One gathering per row of ``IndexMaps/table``, in its order.
     private var maps: [Grouping<SlotKey>]
+    /// ``IndexMaps/filings``, held so gathering an entry reads no global.
     private let filings = IndexMaps.filings
 
     /// Room for `capacity` entries, each map as much as its filing reserves.
