@@ -2,49 +2,37 @@ import HashTreeCollections
 
 /// The index's id map: every entry of a group by its id, persistent like ``LayeredMap``.
 ///
-/// Its base is the ``EntryTable`` the index was built from, with an open-addressing table of row
-/// numbers keyed by the ids' precomputed hashes: building it for 17,500 entries writes one 32-bit
-/// number each instead of copying every entry and id into a dictionary (three reference counts
-/// each to raise now and lower when the group is freed), and no entry is made into a typed one
-/// until it is asked for. Changes since live in a persistent trie, folded into a new base when
-/// they outgrow half of it.
+/// Its base is the ``EntryTable`` the index was built from, with a ``NumberTable`` of row numbers
+/// keyed by the ids' precomputed hashes: building it writes one 32-bit number per entry instead
+/// of copying every entry and id into a dictionary (three reference counts each to raise now and
+/// lower when the group is freed), and no entry is made into a typed one until it is asked for.
+/// Changes since live in a persistent trie, folded into a new base when they outgrow half of it.
 ///
 /// The base never changes once built, so every copy (every index snapshot) keeps its contents.
 struct EntryMap: Sendable {
     /// The entries of the base. Some may be shadowed by `changes`.
     private var base = EntryTable.empty
-    /// Row numbers in `base` plus one (0: empty); a power of two in size.
-    private var table: [UInt32] = []
-    private var mask = 0
-    /// Changes since the base was built: an entry, or `nil` for an id removed from the base.
-    private var changes: TreeDictionary<EntryID, StoredEntry?> = [:]
-    /// The number of entries.
-    private(set) var count = 0
+    /// The base's row numbers by id.
+    private var rowNumbers = NumberTable()
+    /// Changes since the base was built.
+    private var changes = ChangeLayer<EntryID, StoredEntry>(baseCount: 0)
 
     /// An empty map.
     init() {}
 
     /// A map of the entries of `base`, or `nil` if two of them have the same id.
     init?(_ base: EntryTable) {
-        precondition(base.count < Int(UInt32.max), "too many entries for an entry map")
-        var size = 16
-        while size < 2 * base.count { size <<= 1 }
-        var table = [UInt32](repeating: 0, count: size)
-        let mask = size - 1
+        var rowNumbers = NumberTable(capacity: base.count)
         for row in base.rows.indices {
-            // Only the hash and kind are read; ids are compared (strings and all) only when two
-            // land in one slot.
-            var slot = Self.slot(kind: base.rows[row].id.kind, keyHash: base.rows[row].id.keyHash, mask: mask)
-            while table[slot] != 0 {
-                if base.rows[Int(table[slot] - 1)].id == base.rows[row].id { return nil }
-                slot = (slot + 1) & mask
-            }
-            table[slot] = UInt32(row + 1)
+            // Ids are compared (strings and all) only where hashes and kinds agree.
+            let id = base.rows[row].id
+            let hash = Self.hash(of: id)
+            if rowNumbers.first(hash: hash, where: { base.rows[$0].id == id }) != nil { return nil }
+            rowNumbers.file(row, hash: hash)
         }
         self.base = base
-        self.table = table
-        self.mask = mask
-        count = base.count
+        self.rowNumbers = rowNumbers
+        changes = ChangeLayer(baseCount: base.count)
     }
 
     /// A map of `entries`, or `nil` if two of them have the same id.
@@ -52,12 +40,15 @@ struct EntryMap: Sendable {
         self.init(EntryTable(rows: entries.map { EntryTable.Row(id: $0.id, ordinal: $0.ordinal, source: .entry($0.entry)) }))
     }
 
+    /// The number of entries.
+    var count: Int { changes.count }
+
     /// Whether the map has no entry.
     var isEmpty: Bool { count == 0 }
 
     /// The entry filed under `id`.
     subscript(id: EntryID) -> StoredEntry? {
-        if !changes.isEmpty, let changed = changes[id] { return changed }
+        if let changed = changes[id] { return changed }
         return baseRow(of: id).map(base.stored(at:))
     }
 
@@ -72,29 +63,18 @@ struct EntryMap: Sendable {
     /// Files `stored` under `id`; returns the entry it replaced.
     @discardableResult
     mutating func updateValue(_ stored: StoredEntry, forKey id: EntryID) -> StoredEntry? {
-        let replaced: StoredEntry?
-        if let changed = changes.updateValue(stored, forKey: id) {
-            replaced = changed
-        } else {
-            replaced = baseRow(of: id).map(base.stored(at:))
-        }
-        if replaced == nil { count += 1 }
-        foldIfLarge()
-        return replaced
+        defer { foldIfLarge() }
+        let replaced = changes.set(stored, forKey: id) ?? baseRow(of: id).map(base.stored(at:))
+        return changes.counting(replaced, added: true)
     }
 
     /// Removes the entry filed under `id`; returns it.
     @discardableResult
     mutating func removeValue(forKey id: EntryID) -> StoredEntry? {
-        let removed: StoredEntry?
-        if let row = baseRow(of: id) {
-            if let changed = changes.updateValue(nil, forKey: id) { removed = changed } else { removed = base.stored(at: row) }
-        } else {
-            removed = changes.removeValue(forKey: id) ?? nil
-        }
-        if removed != nil { count -= 1 }
-        foldIfLarge()
-        return removed
+        defer { foldIfLarge() }
+        let row = baseRow(of: id)
+        let removed = changes.remove(id, inBase: row != nil) ?? row.map(base.stored(at:))
+        return changes.counting(removed, added: false)
     }
 
     /// Calls `body` with every entry, in no particular order.
@@ -102,7 +82,7 @@ struct EntryMap: Sendable {
         for row in 0..<base.count where changes.isEmpty || changes[base.id(at: row)] == nil {
             try body(base.stored(at: row))
         }
-        for (_, changed) in changes { if let changed { try body(changed) } }
+        try changes.forEach { _, changed in if let changed { try body(changed) } }
     }
 
     /// Every entry, in no particular order.
@@ -114,35 +94,24 @@ struct EntryMap: Sendable {
     }
 
     private func baseRow(of id: EntryID) -> Int? {
-        guard !table.isEmpty else { return nil }
-        var slot = Self.slot(of: id, mask: mask)
-        while true {
-            let filed = table[slot]
-            if filed == 0 { return nil }
-            if base.id(at: Int(filed - 1)) == id { return Int(filed - 1) }
-            slot = (slot + 1) & mask
-        }
+        rowNumbers.first(hash: Self.hash(of: id)) { base.id(at: $0) == id }
     }
 
     private mutating func foldIfLarge() {
-        guard changes.count >= 64, changes.count > base.count / 2 else { return }
+        guard changes.outgrows(base: base.count) else { return }
         // The base's rows that nothing shadows stay as they are (a payload not yet decoded stays
         // a payload); the changes join them typed. Ids are unique here, so the new base builds.
         var rows: [EntryTable.Row] = []
         rows.reserveCapacity(count)
         for filed in base.rows where changes[filed.id] == nil { rows.append(filed) }
-        for (id, changed) in changes {
+        changes.forEach { id, changed in
             if let changed { rows.append(EntryTable.Row(id: id, ordinal: changed.ordinal, source: .entry(changed.entry))) }
         }
         self = EntryMap(EntryTable(rows: rows)) ?? self
     }
 
-    /// The table slot to start probing at: the id's key hash (already computed) and kind,
-    /// mixed so the low bits the mask keeps depend on all of them.
-    private static func slot(of id: EntryID, mask: Int) -> Int { slot(kind: id.kind, keyHash: id.keyHash, mask: mask) }
-
-    private static func slot(kind: CredentialKind, keyHash: Int, mask: Int) -> Int {
-        let hash = (UInt64(bitPattern: Int64(keyHash)) ^ UInt64(kind.creationOrder)) &* 0x9e37_79b9_7f4a_7c15
-        return Int(truncatingIfNeeded: hash >> 32) & mask
+    /// The hash an id is filed under: its key's (already computed) with its kind.
+    private static func hash(of id: EntryID) -> Int {
+        HashMixer.combine(id.keyHash, id.kind.creationOrder)
     }
 }

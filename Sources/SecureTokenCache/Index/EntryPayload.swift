@@ -1,4 +1,4 @@
-/// The plaintext of an MSAL entry's record (format 2): the entry's members in a binary form that
+/// The plaintext of an MSAL entry's record: the entry's members in a binary form that
 /// decodes without parsing JSON.
 ///
 /// `2 ‖ ordinal u64le ‖ member count (varint) ‖ member…`, where a member is
@@ -7,8 +7,6 @@
 /// nested JSON carry `length (varint) ‖ UTF-8 bytes`. Members keep their order, number literals
 /// their spelling, and unknown members and nested values survive as they came, so an entry
 /// decodes to exactly the ``JSONObject`` it was encoded from.
-///
-/// Format 1 (a version byte, the ordinal and the members as compact JSON) is still read.
 enum EntryPayload {
     /// The version byte of this format.
     static let version: UInt8 = 2
@@ -61,7 +59,7 @@ enum EntryPayload {
         return output[...]
     }
 
-    /// The ordinal a format-2 payload carries.
+    /// The ordinal a payload carries.
     private static func ordinal(of payload: ArraySlice<UInt8>) -> UInt64? {
         guard payload.count >= 9, payload.first == version else { return nil }
         return payload.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: 1, as: UInt64.self)) }
@@ -107,7 +105,7 @@ enum EntryPayload {
     }
 }
 
-/// Decodes format-2 entry payloads into typed entries, or only into the keys the index files
+/// Decodes entry payloads into typed entries, or only into the keys the index files
 /// them under, sharing work across the entries of one load: the members many entries repeat
 /// (account, cloud, client, tenant, scopes, token type) are interned, one `String` per distinct
 /// text, and the ``HomeAccountId``, ``Environment``, ``Scopes`` and index keys made from them
@@ -151,8 +149,8 @@ struct EntryDecoder {
     /// a name. Throws `.storeCorrupted` for a malformed payload.
     ///
     /// A member's text is a string's or a number literal's (what ``EntryParts/string(_:)``
-    /// reads); any other value counts as none. ``SlotFiling`` makes the index keys of the slots
-    /// with ``accountKey(_:)`` and its siblings.
+    /// reads); any other value counts as none. ``FilingPart/key(slot:decoder:)`` makes the index
+    /// keys of the slots.
     mutating func filingSlots(payload: ArraySlice<UInt8>) throws -> (ordinal: UInt64, slots: FilingSlots) {
         // By member code: the interned slot of the member's text (-1: no text).
         var texts = InlineArray<32, Int32>(repeating: -1)
@@ -184,7 +182,8 @@ struct EntryDecoder {
         return (ordinal, FilingSlots(texts))
     }
 
-    /// ``filingSlots(payload:)`` of an entry's members held as an object (a format-1 record).
+    /// ``filingSlots(payload:)`` of an entry's members held as an object (an entry made in this
+    /// process, gathered for a bulk filing).
     mutating func filingSlots(members: JSONObject) -> FilingSlots {
         var texts = InlineArray<32, Int32>(repeating: -1)
         for member in members {
@@ -203,33 +202,24 @@ struct EntryDecoder {
     /// Whether the slot holds text that is not empty.
     func hasText(_ slot: Int32) -> Bool { slot >= 0 && !interner.isEmpty(at: Int(slot)) }
 
-    /// The home account key of the credential whose `home_account_id` is in `slot`: `nil` for
-    /// none or an empty one (``EntryParts/credentialHomeAccountId()``). The key of a
-    /// ``HomeAccountId`` is its text lower-cased, so no identifier (and no tenant id in it) is
-    /// parsed for filing.
-    mutating func accountKey(_ slot: Int32) -> HashedString? {
-        hasText(slot) ? interner.lowercasedKey(at: Int(slot)) : nil
-    }
-
-    /// The alias group key of the cloud in `slot` (``EntryParts/environment()``).
+    /// The alias group key of the cloud in `slot`, which holds text (``EntryParts/environment()``).
     mutating func cloudKey(_ slot: Int32) -> HashedString {
-        slot >= 0 ? interner.environment(at: Int(slot)).groupKey : Environment("").groupKey
+        interner.environment(at: Int(slot)).groupKey
     }
 
-    /// The text in `slot`, lower-cased, with its hash; empty for none (``EntryParts/lowercasedKey(_:)``).
+    /// The text in `slot`, which holds text, lower-cased, with its hash
+    /// (``EntryParts/lowercasedKey(_:)``).
     mutating func lowercasedKey(_ slot: Int32) -> HashedString {
-        slot >= 0 ? interner.lowercasedKey(at: Int(slot)) : .empty
+        interner.lowercasedKey(at: Int(slot))
     }
 
-    /// The text in `slot` as it is, with its hash.
+    /// The text in `slot`, which holds text, as it is, with its hash.
     mutating func exactKey(_ slot: Int32) -> HashedString {
-        slot >= 0 ? interner.exactKey(at: Int(slot)) : .empty
+        interner.exactKey(at: Int(slot))
     }
 
-    /// The members the index files entries by (see ``FilingKeys``), one bit per member code.
-    private static let filingFields: UInt32 = [
-        KnownField.homeAccountId, .environment, .clientId, .realm, .tokenType, .extCacheKey, .familyId, .username,
-    ].reduce(0) { $0 | 1 << UInt32($1.rawValue) }
+    /// The members the index files entries by (``FilingPart/field``), one bit per member code.
+    private static let filingFields: UInt32 = FilingPart.allCases.reduce(0) { $0 | 1 << UInt32($1.field.rawValue) }
 
     /// Reads a payload's members into `parts`, checking every one; returns its ordinal.
     private mutating func read(_ payload: ArraySlice<UInt8>) throws -> UInt64 {
@@ -291,10 +281,14 @@ struct PayloadReader {
 
     var isAtEnd: Bool { position == bytes.count }
 
-    /// A format-2 payload's header: its ordinal and how many members follow (checked to be
-    /// no more than the bytes could hold).
+    /// A payload's header: its ordinal and how many members follow (checked to be no more than
+    /// the bytes could hold). A payload of another version is `.unsupportedFormat`: written by a
+    /// newer library.
     mutating func header() throws -> (ordinal: UInt64, count: UInt64) {
-        guard try byte() == EntryPayload.version else { throw Self.malformed }
+        guard try byte() == EntryPayload.version else {
+            throw TokenCacheError(
+                .unsupportedFormat, "an entry record has an unknown format; upgrade SecureTokenCache to read this group")
+        }
         let ordinal = try uint64()
         let count = try varint()
         guard count <= UInt64(bytes.count) else { throw Self.malformed }

@@ -4,9 +4,9 @@ import Atomics
 /// group): each entry's id, ordinal and record payload, made into a typed ``CacheEntry`` only
 /// when something first asks for it.
 ///
-/// Filing a group's entries needs only the keys they are filed under (``FilingKeys``), which the
-/// decoder reads without making a typed entry. Making 17,500 typed entries, with their strings
-/// and parsed members, and freeing them again when the group closes, cost more than everything
+/// Filing a group's entries needs only the keys they are filed under (``FilingPart``), which the
+/// decoder reads without making a typed entry. Making every typed entry, with its strings and
+/// parsed members, and freeing it again when the group closes, would cost more than everything
 /// else an open does; most are never read by a process that opened the group to get a token.
 ///
 /// Payloads are checked in full when the table is built (``EntryDecoder/filingSlots(payload:)``),
@@ -25,7 +25,7 @@ final class EntryTable: @unchecked Sendable {
 
     /// Where a row's typed entry comes from.
     enum Source: Sendable {
-        /// A checked format-2 record payload (``EntryPayload``), decoded when first asked for.
+        /// A checked record payload (``EntryPayload``), decoded when first asked for.
         case payload(ArraySlice<UInt8>)
         /// The typed entry itself (an import, or an entry already made).
         case entry(CacheEntry)

@@ -1,8 +1,8 @@
 /// Rows of an ``EntryTable`` gathered under keys, for building one map of an index in bulk.
 ///
-/// Opening a group files 17,500 entries under about 20,000 keys of the index's maps. Appending
-/// them to one array per key grows each array a few times: 40,000 allocations, and as many frees
-/// when the group is closed. A grouping instead lays every key's rows out in one shared array
+/// Opening a group files every entry under a key in each of several maps, most keys filing few
+/// entries. Appending them to one array per key would grow each array a few times, allocations
+/// paid again as frees when the group is closed. A grouping instead lays every key's rows out in one shared array
 /// (``Filed/rows(_:_:)``), and its ``KeyTable`` becomes the map's base as it is, so no key is
 /// copied or hashed again.
 ///

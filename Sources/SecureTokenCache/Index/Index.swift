@@ -2,384 +2,129 @@ import Dispatch
 import HashTreeCollections
 import Synchronization
 
-/// Where access tokens of one account, cloud, tenant, client and token type are filed.
-///
-/// Every part carries its hash, made once where the part is made (an entry read from the store,
-/// a `HomeAccountId`, an `Environment`, a `TokenCache`), so hashing a bucket combines six
-/// integers instead of hashing about 200 bytes of text.
-struct AccessTokenBucket: Hashable, Sendable {
-    var account: HashedString
-    var environment: HashedString
-    var realm: HashedString
-    var client: HashedString
-    var tokenType: HashedString
-    var extCacheKey: HashedString
-}
-
-extension AccessTokenBucket {
-    /// The bucket of an access token with these members, whose user and cloud are already
-    /// parsed: how the token files itself, and how opening a group files it without making it.
-    init(parts: borrowing EntryParts, account: HomeAccountId?, environment: Environment) {
-        let tokenType = parts.string(.tokenType) ?? ""
-        self.init(
-            account: account?.key ?? .empty,
-            environment: environment.groupKey,
-            realm: parts.lowercasedKey(.realm),
-            client: parts.lowercasedKey(.clientId),
-            tokenType: tokenType.isEmpty ? .bearer : parts.lowercasedKey(.tokenType),
-            extCacheKey: parts.extCacheKey() == nil ? .empty : parts.lowercasedKey(.extCacheKey))
-    }
-
-    /// A bucket from its parts' text, each hashed here.
-    init(account: String, environment: String, realm: String, client: String, tokenType: String, extCacheKey: String) {
-        self.init(
-            account: HashedString(account), environment: HashedString(environment), realm: HashedString(realm),
-            client: HashedString(client), tokenType: HashedString(tokenType), extCacheKey: HashedString(extCacheKey))
-    }
-}
-
-extension AccessTokenBucket: PrehashedKey {
-    /// The parts' hashes, combined.
-    var prehash: Int {
-        var hash = PrehashCombiner.combine(PrehashCombiner.seed, account.prehash)
-        hash = PrehashCombiner.combine(hash, environment.prehash)
-        hash = PrehashCombiner.combine(hash, realm.prehash)
-        hash = PrehashCombiner.combine(hash, client.prehash)
-        hash = PrehashCombiner.combine(hash, tokenType.prehash)
-        return PrehashCombiner.combine(hash, extCacheKey.prehash)
-    }
-}
-
-/// Where refresh tokens of one account and cloud are filed, by owning client or by family.
-struct RefreshTokenBucket: Hashable, Sendable {
-    var account: HashedString
-    var environment: HashedString
-    var owner: HashedString
-}
-
-extension RefreshTokenBucket: PrehashedKey {
-    /// The parts' hashes, combined.
-    var prehash: Int {
-        let hash = PrehashCombiner.combine(PrehashCombiner.combine(PrehashCombiner.seed, account.prehash), environment.prehash)
-        return PrehashCombiner.combine(hash, owner.prehash)
-    }
-}
-
 /// The immutable, in-memory index of one group: every entry, and hash maps that answer every
 /// query with work proportional to what it returns.
 ///
 /// Every map is persistent (a ``LayeredMap``, or a `TreeDictionary` for the small ones): a
 /// snapshot is an O(1) copy, and a write touches O(log n) nodes, so readers keep their snapshot
-/// while a writer builds the next.
+/// while a writer builds the next. Which entry is filed in which map is ``IndexMaps/table``.
 struct Index: Sendable {
-    /// Every map lives in one copy-on-write box: passing the index around (a snapshot, a lookup)
-    /// is one retain, not one per map; a writer copies the box (O(number of maps)) once.
-    private final class Storage: @unchecked Sendable {
+    /// Everything the index holds.
+    private struct State: Sendable {
+        /// ``Index/entries``.
         var entries = EntryMap()
-        var accessTokens: LayeredMap<AccessTokenBucket, Filed<StoredEntry>> = LayeredMap()
-        var ownRefreshTokens: LayeredMap<RefreshTokenBucket, Filed<EntryID>> = LayeredMap()
-        var familyRefreshTokens: LayeredMap<RefreshTokenBucket, Filed<EntryID>> = LayeredMap()
-        var accountsByHome: LayeredMap<HashedString, Filed<EntryID>> = LayeredMap()
-        var accountsByUsername: LayeredMap<HashedString, Filed<EntryID>> = LayeredMap()
-        var appMetadataByClient: LayeredMap<HashedString, Filed<EntryID>> = LayeredMap()
-        var accountsWithClientToken: LayeredMap<HashedString, LayeredMap<HashedString, Int>> = LayeredMap()
-        var accountsWithFamilyToken: LayeredMap<HashedString, LayeredMap<HashedString, Int>> = LayeredMap()
-        var entriesByAccount: LayeredMap<HashedString, Filed<EntryID>> = LayeredMap()
+        /// Every other map of entries.
+        var maps = IndexMaps()
+        /// ``Index/clientStates``.
         var clientStates: TreeDictionary<String, ClientState> = [:]
+        /// ``Index/tenantAliases``.
         var tenantAliases: TreeDictionary<String, String> = [:]
+        /// ``Index/sections``.
         var sections: [String] = []
+        /// ``Index/unknownSections``.
         var unknownSections: TreeDictionary<String, JSONValue> = [:]
+        /// ``Index/countByKind``.
         var countByKind: [CredentialKind: Int] = [:]
+        /// ``Index/nextOrdinal``.
         var nextOrdinal: UInt64 = 1
+    }
 
-        init() {}
+    /// The state in one copy-on-write box: passing the index around (a snapshot, a lookup) is
+    /// one retain, not one per map; a writer copies the box (O(number of maps)) once.
+    private final class Storage: @unchecked Sendable {
+        /// What the box holds.
+        var state: State
+        /// A box holding `state`.
+        init(_ state: State) { self.state = state }
+    }
 
-        func copy() -> Storage {
-            let copy = Storage()
-            copy.entries = entries
-            copy.accessTokens = accessTokens
-            copy.ownRefreshTokens = ownRefreshTokens
-            copy.familyRefreshTokens = familyRefreshTokens
-            copy.accountsByHome = accountsByHome
-            copy.accountsByUsername = accountsByUsername
-            copy.appMetadataByClient = appMetadataByClient
-            copy.accountsWithClientToken = accountsWithClientToken
-            copy.accountsWithFamilyToken = accountsWithFamilyToken
-            copy.entriesByAccount = entriesByAccount
-            copy.clientStates = clientStates
-            copy.tenantAliases = tenantAliases
-            copy.sections = sections
-            copy.unknownSections = unknownSections
-            copy.countByKind = countByKind
-            copy.nextOrdinal = nextOrdinal
-            return copy
+    /// The box; shared by copies of the index until one of them writes.
+    private var storage = Storage(State())
+
+    /// The state, read in place, and copied first when written while another index shares it.
+    private var state: State {
+        _read { yield storage.state }
+        _modify {
+            if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.state) }
+            yield &storage.state
         }
     }
 
-    private var storage = Storage()
-
-    private mutating func makeUnique() {
-        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
-    }
-
-    private(set) var entries: EntryMap {
-        get { storage.entries }
-        _modify {
-            makeUnique()
-            yield &storage.entries
-        }
-    }
-    /// Access tokens by bucket, held in the bucket itself: a hit hashes one key, not two.
-    private(set) var accessTokens: LayeredMap<AccessTokenBucket, Filed<StoredEntry>> {
-        get { storage.accessTokens }
-        _modify {
-            makeUnique()
-            yield &storage.accessTokens
-        }
-    }
-    private(set) var ownRefreshTokens: LayeredMap<RefreshTokenBucket, Filed<EntryID>> {
-        get { storage.ownRefreshTokens }
-        _modify {
-            makeUnique()
-            yield &storage.ownRefreshTokens
-        }
-    }
-    private(set) var familyRefreshTokens: LayeredMap<RefreshTokenBucket, Filed<EntryID>> {
-        get { storage.familyRefreshTokens }
-        _modify {
-            makeUnique()
-            yield &storage.familyRefreshTokens
-        }
-    }
-    private(set) var accountsByHome: LayeredMap<HashedString, Filed<EntryID>> {
-        get { storage.accountsByHome }
-        _modify {
-            makeUnique()
-            yield &storage.accountsByHome
-        }
-    }
-    private(set) var accountsByUsername: LayeredMap<HashedString, Filed<EntryID>> {
-        get { storage.accountsByUsername }
-        _modify {
-            makeUnique()
-            yield &storage.accountsByUsername
-        }
-    }
-    private(set) var appMetadataByClient: LayeredMap<HashedString, Filed<EntryID>> {
-        get { storage.appMetadataByClient }
-        _modify {
-            makeUnique()
-            yield &storage.appMetadataByClient
-        }
-    }
-    /// client → accounts with a refresh token of that client → how many.
-    private(set) var accountsWithClientToken: LayeredMap<HashedString, LayeredMap<HashedString, Int>> {
-        get { storage.accountsWithClientToken }
-        _modify {
-            makeUnique()
-            yield &storage.accountsWithClientToken
-        }
-    }
-    /// family → accounts with a refresh token of that family → how many.
-    private(set) var accountsWithFamilyToken: LayeredMap<HashedString, LayeredMap<HashedString, Int>> {
-        get { storage.accountsWithFamilyToken }
-        _modify {
-            makeUnique()
-            yield &storage.accountsWithFamilyToken
-        }
-    }
-    /// account → every entry of the account, for every client.
-    private(set) var entriesByAccount: LayeredMap<HashedString, Filed<EntryID>> {
-        get { storage.entriesByAccount }
-        _modify {
-            makeUnique()
-            yield &storage.entriesByAccount
-        }
-    }
-    private(set) var clientStates: TreeDictionary<String, ClientState> {
-        get { storage.clientStates }
-        _modify {
-            makeUnique()
-            yield &storage.clientStates
-        }
-    }
+    /// Every entry by id.
+    var entries: EntryMap { state.entries }
+    /// Per-client sign-in state, by client.
+    var clientStates: TreeDictionary<String, ClientState> { state.clientStates }
     /// Tenants requested by domain name → the tenant id their tokens are filed under.
-    private(set) var tenantAliases: TreeDictionary<String, String> {
-        get { storage.tenantAliases }
-        _modify {
-            makeUnique()
-            yield &storage.tenantAliases
-        }
-    }
+    var tenantAliases: TreeDictionary<String, String> { state.tenantAliases }
     /// The MSAL JSON section names in document order, as spelled in the imported file.
-    private(set) var sections: [String] {
-        get { storage.sections }
-        _modify {
-            makeUnique()
-            yield &storage.sections
-        }
-    }
+    var sections: [String] { state.sections }
     /// Top-level sections this engine does not know, kept verbatim.
-    private(set) var unknownSections: TreeDictionary<String, JSONValue> {
-        get { storage.unknownSections }
-        _modify {
-            makeUnique()
-            yield &storage.unknownSections
-        }
-    }
-    private(set) var countByKind: [CredentialKind: Int] {
-        get { storage.countByKind }
-        _modify {
-            makeUnique()
-            yield &storage.countByKind
-        }
-    }
+    var unknownSections: TreeDictionary<String, JSONValue> { state.unknownSections }
+    /// How many entries of each kind.
+    var countByKind: [CredentialKind: Int] { state.countByKind }
     /// The ordinal the next new entry gets.
-    private(set) var nextOrdinal: UInt64 {
-        get { storage.nextOrdinal }
-        _modify {
-            makeUnique()
-            yield &storage.nextOrdinal
-        }
-    }
+    var nextOrdinal: UInt64 { state.nextOrdinal }
+
+    /// Account entries by home account (its `count` is how many users have one).
+    var accountsByHome: LayeredMap<HashedString, Filed<EntryID>> { state.maps.accountsByHome }
 
     /// The number of entries of every kind.
     var count: Int { entries.count }
 
+    /// The entry filed under `id`.
     subscript(id: EntryID) -> StoredEntry? { entries[id] }
 
     // MARK: - Mutation
 
     /// Files `stored` under its id, replacing what was filed there.
     mutating func insert(_ stored: StoredEntry) {
-        if let replaced = entries.updateValue(stored, forKey: stored.id) {
+        if let replaced = state.entries.updateValue(stored, forKey: stored.id) {
             // A refresh rewrites an entry under its key with the same account, client, cloud
-            // and tenant: then only the bucket that holds entries by value changes.
-            if Self.filedAlike(replaced, stored) {
-                if case .accessToken(let token) = stored.entry {
-                    let bucket = token.bucket
-                    if var filed = accessTokens[bucket]?.entries, let position = filed.firstIndex(where: { $0.id == stored.id }) {
-                        filed[position] = stored
-                        accessTokens[bucket] = .values(filed)
-                    }
-                }
-                nextOrdinal = max(nextOrdinal, stored.ordinal + 1)
+            // and tenant: then only the maps that hold entries by value change.
+            if IndexMaps.filesAlike(replaced.entry, stored.entry) {
+                state.maps.refile(stored)
+                state.nextOrdinal = max(state.nextOrdinal, stored.ordinal + 1)
                 return
             }
-            countByKind[replaced.id.kind, default: 0] -= 1
-            index(replaced, adding: false)
+            state.countByKind[replaced.id.kind, default: 0] -= 1
+            state.maps.file(replaced, adding: false)
         }
-        nextOrdinal = max(nextOrdinal, stored.ordinal + 1)
-        countByKind[stored.id.kind, default: 0] += 1
+        state.nextOrdinal = max(state.nextOrdinal, stored.ordinal + 1)
+        state.countByKind[stored.id.kind, default: 0] += 1
         noteSection(stored.id.kind.sectionName)
-        index(stored, adding: true)
+        state.maps.file(stored, adding: true)
     }
 
     /// Removes the entry filed under `id`, if any.
     mutating func remove(_ id: EntryID) {
-        guard let stored = entries.removeValue(forKey: id) else { return }
-        countByKind[id.kind, default: 0] -= 1
-        index(stored, adding: false)
+        guard let stored = state.entries.removeValue(forKey: id) else { return }
+        state.countByKind[id.kind, default: 0] -= 1
+        state.maps.file(stored, adding: false)
     }
 
-    mutating func setClientState(_ state: ClientState, for client: String) {
-        clientStates[client] = state.isEmpty ? nil : state
+    /// Sets a client's sign-in state; an empty one is not kept.
+    mutating func setClientState(_ clientState: ClientState, for client: String) {
+        state.clientStates[client] = clientState.isEmpty ? nil : clientState
     }
 
-    mutating func setSections(_ names: [String]) { sections = names }
+    /// Sets the section names in document order.
+    mutating func setSections(_ names: [String]) { state.sections = names }
 
-    mutating func setTenantAlias(_ name: String, _ tenantId: String?) { tenantAliases[name] = tenantId }
+    /// Sets (or, with `nil`, removes) the tenant id a tenant's domain name stands for.
+    mutating func setTenantAlias(_ name: String, _ tenantId: String?) { state.tenantAliases[name] = tenantId }
 
+    /// Sets (or, with `nil`, removes) a section this engine does not know.
     mutating func setUnknownSection(_ name: String, _ value: JSONValue?) {
-        unknownSections[name] = value
+        state.unknownSections[name] = value
         if value != nil { noteSection(name) }
     }
 
     /// Records a section name the first time an entry of it appears (msal-python's dict order).
     private mutating func noteSection(_ name: String) {
-        if sections.contains(name) { return }
+        if state.sections.contains(name) { return }
         let kind = CredentialKind(sectionName: name)
-        let known = sections.contains { $0 == name || (kind != nil && CredentialKind(sectionName: $0) == kind) }
-        if !known { sections.append(name) }
-    }
-
-    /// Whether two entries of one id are filed under the same keys of every map, so replacing
-    /// one by the other leaves every map but the access-token buckets as it is.
-    private static func filedAlike(_ old: StoredEntry, _ new: StoredEntry) -> Bool {
-        guard old.entry.homeAccount == new.entry.homeAccount, old.entry.client == new.entry.client else { return false }
-        switch (old.entry, new.entry) {
-        case (.accessToken(let before), .accessToken(let after)):
-            return before.bucket == after.bucket
-        case (.refreshToken(let before), .refreshToken(let after)):
-            return before.environment.groupKey == after.environment.groupKey && before.familyId == after.familyId
-        case (.idToken, .idToken), (.appMetadata, .appMetadata):
-            return true
-        case (.account(let before), .account(let after)):
-            return before.usernameKey == after.usernameKey
-        default:
-            return false
-        }
-    }
-
-    private mutating func index(_ stored: StoredEntry, adding: Bool) {
-        let id = stored.id
-        switch stored.entry {
-        case .accessToken(let token):
-            let bucket = token.bucket
-            if adding {
-                var filed = accessTokens[bucket]?.entries ?? []
-                filed.append(stored)
-                accessTokens[bucket] = .values(filed)
-            } else if var filed = accessTokens[bucket]?.entries {
-                filed.removeAll { $0.id == id }
-                accessTokens[bucket] = filed.isEmpty ? nil : .values(filed)
-            }
-        case .refreshToken(let token):
-            let account = token.homeAccountId?.key ?? .empty
-            let environment = token.environment.groupKey
-            Self.update(
-                &ownRefreshTokens, RefreshTokenBucket(account: account, environment: environment, owner: token.clientKey), id,
-                adding)
-            Self.count(&accountsWithClientToken, token.clientKey, account, adding)
-            if let family = token.familyKey {
-                Self.update(
-                    &familyRefreshTokens, RefreshTokenBucket(account: account, environment: environment, owner: family), id,
-                    adding)
-                Self.count(&accountsWithFamilyToken, family, account, adding)
-            }
-        case .idToken: break
-        case .account(let account):
-            Self.update(&accountsByHome, account.homeAccountId.key, id, adding)
-            if !account.username.isEmpty {
-                Self.update(&accountsByUsername, account.usernameKey, id, adding)
-            }
-        case .appMetadata(let metadata):
-            Self.update(&appMetadataByClient, metadata.clientKey, id, adding)
-        }
-        if let account = stored.entry.homeAccountKey { Self.update(&entriesByAccount, account, id, adding) }
-    }
-
-    private static func update<Key: PrehashedKey>(
-        _ map: inout LayeredMap<Key, Filed<EntryID>>, _ key: Key, _ id: EntryID, _ adding: Bool
-    ) {
-        var ids = map[key]?.ids ?? []
-        if adding {
-            ids.append(id)
-        } else {
-            guard let position = ids.firstIndex(of: id) else { return }
-            ids.remove(at: position)
-        }
-        map[key] = ids.isEmpty ? nil : .values(ids)
-    }
-
-    private static func count(
-        _ map: inout LayeredMap<HashedString, LayeredMap<HashedString, Int>>, _ outer: HashedString, _ inner: HashedString,
-        _ adding: Bool
-    ) {
-        var counts = map[outer] ?? LayeredMap()
-        let next = (counts[inner] ?? 0) + (adding ? 1 : -1)
-        counts[inner] = next > 0 ? next : nil
-        map[outer] = counts.isEmpty ? nil : counts
+        let known = state.sections.contains { $0 == name || (kind != nil && CredentialKind(sectionName: $0) == kind) }
+        if !known { state.sections.append(name) }
     }
 
     // MARK: - Building in bulk
@@ -407,34 +152,20 @@ struct Index: Sendable {
         } else {
             buildIdMap()
         }
-        let accessTokens: LayeredMap<AccessTokenBucket, Filed<StoredEntry>> = filing.maps.accessTokens.map(of: table)
-        let ownRefreshTokens: LayeredMap<RefreshTokenBucket, Filed<EntryID>> = filing.maps.ownRefreshTokens.map(of: table)
-        let familyRefreshTokens: LayeredMap<RefreshTokenBucket, Filed<EntryID>> = filing.maps.familyRefreshTokens.map(of: table)
-        let accountsByHome: LayeredMap<HashedString, Filed<EntryID>> = filing.maps.accountsByHome.map(of: table)
-        let accountsByUsername: LayeredMap<HashedString, Filed<EntryID>> = filing.maps.accountsByUsername.map(of: table)
-        let appMetadataByClient: LayeredMap<HashedString, Filed<EntryID>> = filing.maps.appMetadataByClient.map(of: table)
-        let entriesByAccount: LayeredMap<HashedString, Filed<EntryID>> = filing.maps.entriesByAccount.map(of: table)
+        var maps = IndexMaps()
+        for (rule, gathered) in zip(IndexMaps.table, filing.maps) { rule.install(gathered, rows: table, in: &maps) }
         builder.wait()
         guard let built = idMap.withLock({ $0.take() }), let entries = built else {
             return (0..<table.count).map(table.stored(at:))
         }
-        let storage = self.storage(unique: ())
-        storage.entries = entries
-        storage.accessTokens = accessTokens
-        storage.ownRefreshTokens = ownRefreshTokens
-        storage.familyRefreshTokens = familyRefreshTokens
-        storage.accountsByHome = accountsByHome
-        storage.accountsByUsername = accountsByUsername
-        storage.appMetadataByClient = appMetadataByClient
-        storage.accountsWithClientToken = Self.accountCounts(filing.maps.ownRefreshTokens)
-        storage.accountsWithFamilyToken = Self.accountCounts(filing.maps.familyRefreshTokens)
-        storage.entriesByAccount = entriesByAccount
+        state.entries = entries
+        state.maps = maps
         var counted: [CredentialKind: Int] = [:]
         for kind in CredentialKind.allCases where filing.rows.countByKind[kind.creationOrder] > 0 {
             counted[kind] = filing.rows.countByKind[kind.creationOrder]
         }
-        storage.countByKind = counted
-        storage.nextOrdinal = max(storage.nextOrdinal, filing.rows.nextOrdinal)
+        state.countByKind = counted
+        state.nextOrdinal = max(state.nextOrdinal, filing.rows.nextOrdinal)
         // Sections the layout record did not name, in the order their first entries were written.
         let first = filing.rows.firstOrdinalOfKind
         let written = CredentialKind.allCases.filter { first[$0.creationOrder] != .max }
@@ -444,71 +175,17 @@ struct Index: Sendable {
         return nil
     }
 
-    /// Owner (client or family) → account → how many refresh tokens it has there, from the
-    /// refresh tokens gathered by bucket: counted per bucket, not per entry.
-    private static func accountCounts(
-        _ buckets: Grouping<RefreshTokenBucket>
-    ) -> LayeredMap<HashedString, LayeredMap<HashedString, Int>> {
-        var owners = KeyTable<HashedString>()
-        var accounts: [(keys: KeyTable<HashedString>, counts: [Int])] = []
-        buckets.forEachKey { bucket, count in
-            let owner = owners.add(bucket.owner)
-            if owner == accounts.count { accounts.append((KeyTable(), [])) }
-            let account = accounts[owner].keys.add(bucket.account)
-            if account == accounts[owner].counts.count { accounts[owner].counts.append(0) }
-            accounts[owner].counts[account] += count
-        }
-        return LayeredMap(keys: owners, values: accounts.map { LayeredMap(keys: $0.keys, values: $0.counts) })
-    }
-
     /// From this many entries on, ``fileAll(_:)`` builds the id map on another processor.
     static let parallelFilingThreshold = 4_096
 
-    /// The storage, copied first if another index shares it.
-    private mutating func storage(unique: Void) -> Storage {
-        makeUnique()
-        return storage
-    }
-
     // MARK: - Inspection
 
-    /// Every map's keys and what each files, in filing order, as text: two indexes that file
-    /// the same entries alike (one opened in bulk, one built entry by entry, say) give equal
+    /// Every map's keys and what each files, in filing order, as text, by map: two indexes that
+    /// file the same entries alike (one opened in bulk, one built entry by entry, say) give equal
     /// results. For tests and diagnostics; it visits every entry.
     func filingContents() -> [String: [String: [String]]] {
-        func ids(_ filed: Filed<EntryID>) -> [String] { filed.ids.map { "\($0.kind) \($0.key)" } }
-        func describe<Key>(_ map: LayeredMap<Key, Filed<EntryID>>, _ name: (Key) -> String) -> [String: [String]] {
-            var contents: [String: [String]] = [:]
-            map.forEach { key, filed in contents[name(key)] = ids(filed) }
-            return contents
-        }
-        let bucket = { (bucket: RefreshTokenBucket) in "\(bucket.account)|\(bucket.environment)|\(bucket.owner)" }
-        var contents: [String: [String: [String]]] = [
-            "ownRefreshTokens": describe(ownRefreshTokens, bucket),
-            "familyRefreshTokens": describe(familyRefreshTokens, bucket),
-            "accountsByHome": describe(accountsByHome, \.value),
-            "accountsByUsername": describe(accountsByUsername, \.value),
-            "appMetadataByClient": describe(appMetadataByClient, \.value),
-            "entriesByAccount": describe(entriesByAccount, \.value),
-        ]
-        var tokens: [String: [String]] = [:]
-        accessTokens.forEach { bucket, filed in
-            let name = [bucket.account, bucket.environment, bucket.realm, bucket.client, bucket.tokenType, bucket.extCacheKey]
-                .map(\.value).joined(separator: "|")
-            tokens[name] = filed.entries.map { "\($0.id.kind) \($0.id.key)" }
-        }
-        contents["accessTokens"] = tokens
-        for (name, map) in [
-            ("accountsWithClientToken", accountsWithClientToken), ("accountsWithFamilyToken", accountsWithFamilyToken),
-        ] {
-            var counts: [String: [String]] = [:]
-            map.forEach { owner, accounts in
-                var listed: [String] = []
-                accounts.forEach { account, count in listed.append("\(account) \(count)") }
-                counts[owner.value] = listed.sorted()
-            }
-            contents[name] = counts
-        }
+        var contents: [String: [String: [String]]] = [:]
+        for rule in IndexMaps.table { contents.merge(rule.contents(of: state.maps)) { first, _ in first } }
         return contents
     }
 
@@ -548,7 +225,7 @@ struct Index: Sendable {
             if best.map({ token.expiresOn > $0.expiresOn }) ?? true { best = token }
         }
         // A bucket's rows are never stale: any change to the bucket makes it values first.
-        switch accessTokens[bucket] {
+        switch state.maps.accessTokens[bucket] {
         case .rows(let table, let rows)?: for row in rows { consider(table.entry(at: Int(row))) }
         case .values(let filed)?: for stored in filed { consider(stored.entry) }
         case nil: return nil
@@ -558,7 +235,7 @@ struct Index: Sendable {
 
     /// Access tokens filed in `bucket` whose scopes intersect `scopes` (rule 4's replacement set).
     func accessTokens(in bucket: AccessTokenBucket, intersecting scopes: Scopes) -> [StoredEntry] {
-        (accessTokens[bucket]?.entries ?? []).filter {
+        (state.maps.accessTokens[bucket]?.entries ?? []).filter {
             guard case .accessToken(let token) = $0.entry else { return false }
             return token.scopes.intersects(scopes) || token.scopes == scopes
         }
@@ -568,7 +245,7 @@ struct Index: Sendable {
     /// most recently written first.
     func ownRefreshTokens(account: String, environment: Environment, client: String) -> [StoredEntry] {
         resolve(
-            ownRefreshTokens[
+            state.maps.ownRefreshTokens[
                 RefreshTokenBucket(account: HashedString(account), environment: environment.groupKey, owner: HashedString(client))
             ]
         )
@@ -578,7 +255,7 @@ struct Index: Sendable {
     /// The family's refresh tokens for the account, most recently written first.
     func familyRefreshTokens(account: String, environment: Environment, family: String) -> [StoredEntry] {
         resolve(
-            familyRefreshTokens[
+            state.maps.familyRefreshTokens[
                 RefreshTokenBucket(account: HashedString(account), environment: environment.groupKey, owner: HashedString(family))
             ]
         )
@@ -595,7 +272,7 @@ struct Index: Sendable {
     /// The client's app metadata in the environment's alias group (or any, when `nil`).
     func appMetadata(client: String, environment: Environment?) -> StoredEntry? {
         var found: StoredEntry?
-        forEachResolved(appMetadataByClient[HashedString(client)]) { stored in
+        forEachResolved(state.maps.appMetadataByClient[HashedString(client)]) { stored in
             guard found == nil, case .appMetadata(let metadata) = stored.entry,
                 environment.map({ metadata.environment.isAlias(of: $0) }) ?? true
             else { return }
@@ -636,15 +313,17 @@ struct Index: Sendable {
         // can name one account more than once), not put in a set: a set hashes every 73-byte
         // id again, and a client sees few accounts.
         var accounts: [String] = []
-        if let own = accountsWithClientToken[HashedString(client)] {
+        if let own = state.maps.accountsWithClientToken[HashedString(client)] {
             own.forEach { account, _ in accounts.append(account.value) }
         }
-        if let family = family(of: client, environment: nil), let members = accountsWithFamilyToken[HashedString(family)] {
+        if let family = family(of: client, environment: nil),
+            let members = state.maps.accountsWithFamilyToken[HashedString(family)]
+        {
             members.forEach { account, _ in accounts.append(account.value) }
         }
-        if let state = clientStates[client] {
-            accounts += state.signedIn
-            if !state.signedOut.isEmpty { accounts.removeAll { state.signedOut.contains($0) } }
+        if let signIns = clientStates[client] {
+            accounts += signIns.signedIn
+            if !signIns.signedOut.isEmpty { accounts.removeAll { signIns.signedOut.contains($0) } }
         }
         accounts.sort()
         var unique = 0
@@ -658,14 +337,14 @@ struct Index: Sendable {
 
     /// Whether a client sees an account (the rules of ``visibleAccounts(client:)``), in O(1).
     func isVisible(_ account: String, to client: String) -> Bool {
-        if let state = clientStates[client] {
-            if state.signedOut.contains(account) { return false }
-            if state.signedIn.contains(account) { return true }
+        if let signIns = clientStates[client] {
+            if signIns.signedOut.contains(account) { return false }
+            if signIns.signedIn.contains(account) { return true }
         }
         let key = HashedString(account)
-        if accountsWithClientToken[HashedString(client)]?[key] != nil { return true }
+        if state.maps.accountsWithClientToken[HashedString(client)]?[key] != nil { return true }
         guard let family = family(of: client, environment: nil) else { return false }
-        return accountsWithFamilyToken[HashedString(family)]?[key] != nil
+        return state.maps.accountsWithFamilyToken[HashedString(family)]?[key] != nil
     }
 
     /// The account entry that stands for a home account: the one in its home tenant, else the
@@ -673,7 +352,7 @@ struct Index: Sendable {
     func primaryAccount(_ homeAccount: String) -> Account? {
         var first: (account: Account, ordinal: UInt64)?
         var home: (account: Account, ordinal: UInt64)?
-        forEachResolved(accountsByHome[HashedString(homeAccount)]) { stored in
+        forEachResolved(state.maps.accountsByHome[HashedString(homeAccount)]) { stored in
             guard case .account(let account) = stored.entry else { return }
             if first.map({ stored.ordinal < $0.ordinal }) ?? true { first = (account, stored.ordinal) }
             if account.realm.asciiLowercased == account.homeAccountId.normalisedTenantId,
@@ -687,7 +366,7 @@ struct Index: Sendable {
 
     /// Every account entry (every tenant) of a home account, in document order.
     func accountEntries(_ homeAccount: String) -> [StoredEntry] {
-        resolve(accountsByHome[HashedString(homeAccount)]).sorted { $0.ordinal < $1.ordinal }
+        resolve(state.maps.accountsByHome[HashedString(homeAccount)]).sorted { $0.ordinal < $1.ordinal }
     }
 
     /// Every account entry (every tenant) of a home account.
@@ -701,13 +380,14 @@ struct Index: Sendable {
     /// Accounts whose username matches, case-insensitively, one per home account.
     func accounts(username: String) -> [Account] {
         var seen = Set<String>()
-        return resolve(accountsByUsername[HashedString(username.lowercased())]).sorted { $0.ordinal < $1.ordinal }.compactMap {
-            stored in
-            guard case .account(let account) = stored.entry, seen.insert(account.homeAccountId.normalised).inserted else {
-                return nil
+        return resolve(state.maps.accountsByUsername[HashedString(username.lowercased())]).sorted { $0.ordinal < $1.ordinal }
+            .compactMap {
+                stored in
+                guard case .account(let account) = stored.entry, seen.insert(account.homeAccountId.normalised).inserted else {
+                    return nil
+                }
+                return primaryAccount(account.homeAccountId.normalised)
             }
-            return primaryAccount(account.homeAccountId.normalised)
-        }
     }
 
     /// The client's own access, refresh and id tokens for an account.
@@ -720,7 +400,7 @@ struct Index: Sendable {
 
     /// Every entry of an account, for every client.
     func entries(account: String) -> [StoredEntry] {
-        resolve(entriesByAccount[HashedString(account)])
+        resolve(state.maps.entriesByAccount[HashedString(account)])
     }
 
     /// Access tokens expired at `now` (no margin): a scan, for purges at compaction and on request.

@@ -49,15 +49,16 @@ struct IndexTransaction {
         if index.count == 0 {
             var stored: [StoredEntry] = []
             stored.reserveCapacity(all.count)
-            var filing = BulkFiling(capacity: all.count)
+            var decoder = EntryDecoder()
+            var gathered = SlotFiling(capacity: all.count)
             var ordinal = index.nextOrdinal
             for (entry, key) in all {
                 let entry = StoredEntry(id: EntryID(kind: entry.kind, key: key), ordinal: ordinal, entry: entry)
-                filing.add(entry)
+                gathered.add(entry, decoder: &decoder)
                 stored.append(entry)
                 ordinal += 1
             }
-            if index.fileAll(consume filing) == nil {
+            if index.fileAll(gathered.filing(&decoder)) == nil {
                 changes.reserveCapacity(changes.count + stored.count)
                 for entry in stored { changes.append(.put(RecordCodec.record(entry))) }
                 return

@@ -3,10 +3,9 @@ import HashTreeCollections
 /// A persistent map in two layers: a plain dictionary built in bulk, and a persistent hash trie
 /// of the changes made since.
 ///
-/// Opening a group files tens of thousands of entries at once: a `Dictionary` builds that
-/// several times faster than inserting into a `TreeDictionary` one key at a time, and frees it
-/// ten times faster (a trie node destroys its key-value pairs one by one through generic value
-/// witnesses). Writes, which must not copy the whole map while a reader holds a snapshot, go to
+/// Opening a group files tens of thousands of entries at once: a flat table builds that faster
+/// than inserting into a `TreeDictionary` one key at a time, and frees it faster (a trie node
+/// destroys its key-value pairs one by one through generic value witnesses). Writes, which must not copy the whole map while a reader holds a snapshot, go to
 /// the trie: a copy of the map is O(1), a change O(log n). When the changes outgrow half the
 /// base they are folded into a new base, so a long-lived map stays mostly flat: O(n) now and
 /// then, O(1) amortised per change.
@@ -20,13 +19,8 @@ struct LayeredMap<Key: PrehashedKey, Value> {
     private var baseKeys: KeyTable<Key>
     /// The base's values, by key number.
     private var baseValues: [Value]
-    /// Changes since: a value, or `nil` for a key removed from the base.
-    private var changes: TreeDictionary<Key, Value?> = [:]
-    /// The number of keys.
-    private(set) var count: Int
-
-    /// Folding waits for at least this many changes.
-    private static var minimumChangesToFold: Int { 64 }
+    /// Changes since the base was built.
+    private var changes: ChangeLayer<Key, Value>
 
     /// An empty map.
     init() {
@@ -50,8 +44,11 @@ struct LayeredMap<Key: PrehashedKey, Value> {
         precondition(keys.count == values.count, "a layered map needs one value per key")
         baseKeys = keys
         baseValues = values
-        count = keys.count
+        changes = ChangeLayer(baseCount: keys.count)
     }
+
+    /// The number of keys.
+    var count: Int { changes.count }
 
     /// Whether the map has no key.
     var isEmpty: Bool { count == 0 }
@@ -59,7 +56,7 @@ struct LayeredMap<Key: PrehashedKey, Value> {
     /// The value of `key`; setting `nil` removes it.
     subscript(key: Key) -> Value? {
         get {
-            if !changes.isEmpty, let changed = changes[key] { return changed }
+            if let changed = changes[key] { return changed }
             return baseValue(key)
         }
         set {
@@ -75,34 +72,22 @@ struct LayeredMap<Key: PrehashedKey, Value> {
     /// Sets the value of `key`; returns the value it replaced.
     @discardableResult
     mutating func updateValue(_ value: Value, forKey key: Key) -> Value? {
-        let replaced: Value?
-        if let changed = changes.updateValue(value, forKey: key) {
-            replaced = changed
-        } else {
-            replaced = baseValue(key)
-        }
-        if replaced == nil { count += 1 }
-        foldIfLarge()
-        return replaced
+        defer { foldIfLarge() }
+        let replaced = changes.set(value, forKey: key) ?? baseValue(key)
+        return changes.counting(replaced, added: true)
     }
 
     /// Removes `key`; returns the value it had.
     @discardableResult
     mutating func removeValue(forKey key: Key) -> Value? {
-        let removed: Value?
-        if let original = baseValue(key) {
-            // Shadow the base's value; what the key held last is the change, if there was one.
-            if let changed = changes.updateValue(nil, forKey: key) { removed = changed } else { removed = original }
-        } else {
-            removed = changes.removeValue(forKey: key) ?? nil
-        }
-        if removed != nil { count -= 1 }
-        foldIfLarge()
-        return removed
+        defer { foldIfLarge() }
+        let original = baseValue(key)
+        let removed = changes.remove(key, inBase: original != nil) ?? original
+        return changes.counting(removed, added: false)
     }
 
     private mutating func foldIfLarge() {
-        guard changes.count >= Self.minimumChangesToFold, changes.count > baseKeys.count / 2 else { return }
+        guard changes.outgrows(base: baseKeys.count) else { return }
         var keys = KeyTable<Key>(capacity: count)
         var values: [Value] = []
         values.reserveCapacity(count)
@@ -119,7 +104,7 @@ struct LayeredMap<Key: PrehashedKey, Value> {
             for (key, value) in zip(baseKeys.keys, baseValues) { try body(key, value) }
             return
         }
-        for (key, value) in changes { if let value { try body(key, value) } }
+        try changes.forEach { key, value in if let value { try body(key, value) } }
         for (key, value) in zip(baseKeys.keys, baseValues) where changes[key] == nil { try body(key, value) }
     }
 

@@ -4,14 +4,12 @@ import Synchronization
 
 /// Turns index contents into store records and back.
 ///
-/// An entry record is named by its cache key; its payload is an ``EntryPayload`` (format 2:
-/// version byte, ordinal, members in a binary form), or in groups written before it, format 1:
-/// a version byte, the ordinal (8 bytes, little-endian) and the members as compact JSON. The
-/// other records (client state, section layout, unknown sections, tenant aliases) are a
-/// format-1 version byte and compact JSON or text. Stores seal every payload.
+/// An entry record is named by its cache key; its payload is an ``EntryPayload`` (version byte,
+/// ordinal, members in a binary form). The other records (client state, section layout, unknown
+/// sections, tenant aliases) are a version byte and compact JSON or text. Stores seal every
+/// payload.
 enum RecordCodec {
-    /// The version byte of the JSON records (every record but entries, and entries before
-    /// ``EntryPayload``).
+    /// The version byte of the JSON and text records (every record but entries).
     static let formatVersion: UInt8 = 1
     static let layoutName = "sections"
 
@@ -25,16 +23,15 @@ enum RecordCodec {
         }
     }
 
-    static func credentialKind(_ kind: RecordKind) -> CredentialKind? {
-        switch kind {
-        case .accessToken: .accessToken
-        case .refreshToken: .refreshToken
-        case .idToken: .idToken
-        case .account: .account
-        case .appMetadata: .appMetadata
-        case .layout, .unknownSection, .clientState, .tenantAlias: nil
-        }
-    }
+    /// The entry kind a record kind stores, if any: ``recordKind(_:)`` read backwards.
+    static func credentialKind(_ kind: RecordKind) -> CredentialKind? { credentialKinds[Int(kind.rawValue)] }
+
+    /// ``credentialKind(_:)`` by raw value, made once from ``recordKind(_:)``.
+    private static let credentialKinds: [CredentialKind?] = {
+        var kinds = [CredentialKind?](repeating: nil, count: Int(UInt8.max) + 1)
+        for kind in CredentialKind.allCases { kinds[Int(recordKind(kind).rawValue)] = kind }
+        return kinds
+    }()
 
     static func recordID(_ id: EntryID) -> RecordID { RecordID(kind: recordKind(id.kind), name: id.key) }
 
@@ -134,22 +131,8 @@ enum RecordCodec {
                 return .tenantAlias(record.id.name, String(decoding: record.payload.dropFirst(), as: UTF8.self))
             case .accessToken, .refreshToken, .idToken, .account, .appMetadata:
                 let kind = credentialKind(record.id.kind)!
-                if record.payload.first == EntryPayload.version {
-                    let (ordinal, entry) = try decoder.decode(kind: kind, payload: record.payload)
-                    return .insert(StoredEntry(id: EntryID(kind: kind, key: record.id.name), ordinal: ordinal, entry: entry))
-                }
-                guard record.payload.count >= 9 else {
-                    throw TokenCacheError(.storeCorrupted, "an entry record is shorter than its header")
-                }
-                var ordinal: UInt64 = 0
-                for byte in record.payload.dropFirst().prefix(8).reversed() { ordinal = ordinal << 8 | UInt64(byte) }
-                guard case .object(let fields) = try body(record.payload, headerSize: 9) else {
-                    throw TokenCacheError(.storeCorrupted, "an entry record is not a JSON object")
-                }
-                return .insert(
-                    StoredEntry(
-                        id: EntryID(kind: kind, key: record.id.name), ordinal: ordinal,
-                        entry: CacheEntry(kind: kind, fields: fields)))
+                let (ordinal, entry) = try decoder.decode(kind: kind, payload: record.payload)
+                return .insert(StoredEntry(id: EntryID(kind: kind, key: record.id.name), ordinal: ordinal, entry: entry))
             }
         } catch let error as TokenCacheError where error.code == .malformedCache {
             throw TokenCacheError(.storeCorrupted, "a record holds invalid JSON: the group is damaged")
@@ -315,16 +298,6 @@ enum RecordCodec {
         for record in records where record.id.kind != .layout {
             guard let kind = credentialKind(record.id.kind) else {
                 others.append(try decode(record, with: &decoder))
-                continue
-            }
-            guard record.payload.first == EntryPayload.version else {
-                // Format 1 (JSON): decoded into a typed entry now.
-                guard case .insert(let stored) = try decode(record, with: &decoder) else { continue }
-                let slots = decoder.filingSlots(members: stored.entry.fields)
-                gathered.add(
-                    EntryTable.Row(id: stored.id, ordinal: stored.ordinal, source: .entry(stored.entry)), kind: kind,
-                    slots: slots,
-                    decoder: decoder)
                 continue
             }
             let (ordinal, slots) = try decoder.filingSlots(payload: record.payload)

@@ -7,10 +7,9 @@ import Glibc
 /// Also remembers the ``HomeAccountId``, ``Environment`` and ``Scopes`` parsed from an interned
 /// string, so each distinct value is parsed once.
 ///
-/// An open-addressing table over a fast multiplicative hash of the bytes. The texts are kept
-/// back to back in one byte array, so finding one compares bytes without touching (and
-/// retaining) a `String`; the `String` of a slot is made when first asked for. The bytes come
-/// from records this library sealed, so the table need not resist chosen collisions.
+/// A ``NumberTable`` of slots by the ``StringHash`` of their bytes. The texts are kept back to
+/// back in one byte array, so finding one compares bytes without touching (and retaining) a
+/// `String`; the `String` of a slot is made when first asked for.
 struct StringInterner {
     /// What an interned string was parsed into, if anything.
     private enum Parsed {
@@ -24,14 +23,13 @@ struct StringInterner {
 
     /// By slot: the hash, where the text is in `texts` (slot `i`: `starts[i]..<starts[i + 1]`),
     /// its `String` once made, and what was parsed from it.
-    private var hashes: [UInt64] = []
+    private var hashes: [Int] = []
     private var texts: [UInt8] = []
     private var starts: [Int] = [0]
     private var strings: [String?] = []
     private var parsed: [Parsed] = []
-    /// Slots plus one (0: empty); a power of two in size.
-    private var table: [Int32] = []
-    private var mask = 0
+    /// The slots by the hashes of their texts.
+    private var table = NumberTable()
 
     /// Whether parsed values get objects of their own rather than the process-wide ones (see
     /// ``Environment/init(unshared:)``): for a thread decoding alongside others.
@@ -47,21 +45,15 @@ struct StringInterner {
 
     /// The slot of the string with exactly these UTF-8 bytes, interning it if new.
     mutating func slot(of bytes: UnsafeRawBufferPointer) -> Int {
-        if hashes.count * 2 >= table.count { grow() }
-        let hash = Self.hash(bytes)
-        var position = Int(truncatingIfNeeded: hash) & mask
-        while true {
-            let entry = Int(table[position])
-            if entry == 0 { break }
-            if hashes[entry - 1] == hash && holds(entry - 1, bytes) { return entry - 1 }
-            position = (position + 1) & mask
-        }
+        let hash = StringHash.hash(bytes)
+        if let known = table.first(hash: hash, where: { hashes[$0] == hash && holds($0, bytes) }) { return known }
+        if !table.hasRoom(for: hashes.count + 1) { grow() }
+        table.file(hashes.count, hash: hash)
         hashes.append(hash)
         texts.append(contentsOf: bytes)
         starts.append(texts.count)
         strings.append(nil)
         parsed.append(.none)
-        table[position] = Int32(hashes.count)
         return hashes.count - 1
     }
 
@@ -136,40 +128,13 @@ struct StringInterner {
     }
 
     private mutating func grow() {
-        if table.isEmpty {
+        if hashes.isEmpty {
             // Room for what one small update interns (a catch-up, a few records) without growing.
             hashes.reserveCapacity(32)
             starts.reserveCapacity(33)
             strings.reserveCapacity(32)
             parsed.reserveCapacity(32)
         }
-        let size = max(256, table.count * 2)
-        table = [Int32](repeating: 0, count: size)
-        mask = size - 1
-        for (offset, hash) in hashes.enumerated() {
-            var position = Int(truncatingIfNeeded: hash) & mask
-            while table[position] != 0 { position = (position + 1) & mask }
-            table[position] = Int32(offset + 1)
-        }
-    }
-
-    /// A multiply-rotate hash of eight bytes at a time (FxHash's step), finished with a
-    /// multiplication so the low bits, which pick the slot, depend on every byte.
-    private static func hash(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
-        let multiplier: UInt64 = 0x517c_c1b7_2722_0a95
-        var hash = UInt64(bytes.count) &* multiplier
-        var offset = 0
-        while bytes.count - offset >= 8 {
-            let word = bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
-            hash = ((hash << 5) | (hash >> 59)) ^ word
-            hash = hash &* multiplier
-            offset += 8
-        }
-        if offset < bytes.count {
-            var word: UInt64 = 0
-            withUnsafeMutableBytes(of: &word) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[offset...])) }
-            hash = (((hash << 5) | (hash >> 59)) ^ UInt64(littleEndian: word)) &* multiplier
-        }
-        return (hash ^ (hash >> 29)) &* 0x9e37_79b9_7f4a_7c15 ^ (hash >> 32)
+        table = NumberTable(hashes: hashes, capacity: max(128, 2 * hashes.count))
     }
 }

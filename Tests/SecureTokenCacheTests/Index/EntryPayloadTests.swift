@@ -118,14 +118,13 @@ import Testing
         for field in KnownField.allCases { #expect(KnownField(name: field.name) == field) }
     }
 
-    @Test func aFormatOneRecordStillDecodes() throws {
-        for original in try entries() {
-            var payload: [UInt8] = [RecordCodec.formatVersion]
-            withUnsafeBytes(of: original.ordinal.littleEndian) { payload.append(contentsOf: $0) }
-            JSONWriter.write(.object(original.entry.fields), style: .compact, into: &payload)
-            let decoded = try decode(Record(id: RecordCodec.recordID(original.id), payload: payload))
-            #expect(decoded.entry.fields == original.entry.fields)
-            #expect(decoded.ordinal == original.ordinal)
+    @Test func anEntryRecordOfAnotherVersionIsAnUnsupportedFormat() throws {
+        let original = try #require(try entries().first)
+        var record = RecordCodec.record(original)
+        for version: UInt8 in [0, 1, EntryPayload.version + 1] {
+            record.payload[record.payload.startIndex] = version
+            let error = #expect(throws: TokenCacheError.self) { try decode(record) }
+            #expect(error?.code == .unsupportedFormat, "version \(version)")
         }
     }
 
