@@ -6,7 +6,7 @@ import Synchronization
 /// A prepared group per store kind and workload size, built once per benchmark process:
 /// importing 100,000 tokens is setup, not what is measured.
 final class Fixture: Sendable {
-    let kind: StoreKind
+    let kind: BenchmarkStore
     let workload: Workload
     /// The group's name and the private folder its files (if any) live in.
     let name: String
@@ -24,7 +24,7 @@ final class Fixture: Sendable {
 
     private static let prepared = Mutex<[String: Fixture]>([:])
 
-    private init(kind: StoreKind, workload: Workload) throws {
+    private init(kind: BenchmarkStore, workload: Workload) throws {
         self.kind = kind
         self.workload = workload
         name = "stc-bench-\(kind.rawValue.lowercased())-\(workload.accessTokens)-\(getpid())"
@@ -39,7 +39,7 @@ final class Fixture: Sendable {
     }
 
     /// The fixture of `size` access tokens in a `kind` store.
-    static func get(_ kind: StoreKind, _ size: Int) throws -> Fixture {
+    static func get(_ kind: BenchmarkStore, _ size: Int) throws -> Fixture {
         let key = "\(kind.rawValue).\(size)"
         if let fixture = prepared.withLock({ $0[key] }) { return fixture }
         let fixture = try Fixture(kind: kind, workload: Workload(accessTokens: size))

@@ -45,7 +45,7 @@ let benchmarks: @Sendable () -> Void = {
     // file-store fixtures' folders when the benchmark's iterations are done, too.
     removeScratchFoldersAtExit()
     Benchmark.teardown = { Fixture.discardAll() }
-    for kind in StoreKind.allCases {
+    for kind in BenchmarkStore.allCases {
         if let reason = kind.unavailability {
             // Not registered, so a run without the store lists nothing rather than failures.
             if firstTimeThisRun("skip-\(kind.rawValue)") {

@@ -104,7 +104,7 @@ struct Prepared {
     let name: String
 }
 
-func prepare(_ kind: StoreKind, _ workload: Workload) throws -> Prepared {
+func prepare(_ kind: BenchmarkStore, _ workload: Workload) throws -> Prepared {
     let root = try makeScratchFolder()
     let name = "stc-compare-\(kind.rawValue.lowercased())-\(workload.accessTokens)"
     let (group, cache) = try workload.open(kind.open(name, root: root))
@@ -119,7 +119,7 @@ final class WriterProcess {
     private let input = Pipe()
     private let output = Pipe()
 
-    init(kind: StoreKind, tokens: Int, name: String, root: String) throws {
+    init(kind: BenchmarkStore, tokens: Int, name: String, root: String) throws {
         process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         process.arguments = ["serve-writer", kind.rawValue, String(tokens), name, root]
         process.standardInput = input
@@ -166,7 +166,7 @@ nonisolated(unsafe) private let evictionBuffer: UnsafeMutableBufferPointer<UInt8
 /// Iterations per timed loop for an operation of roughly `estimateNs`, to fill about 20 ms.
 func iterations(_ estimateNs: Double) -> Int { max(10, Int(20_000_000 / estimateNs)) }
 
-func measure(kind: StoreKind, size: Int, repeats: Int) async throws {
+func measure(kind: BenchmarkStore, size: Int, repeats: Int) async throws {
     let workload = Workload(accessTokens: size)
     let prepared = try prepare(kind, workload)
     defer { removeScratchFolder(prepared.root) }
@@ -274,7 +274,7 @@ case "emit" where arguments.count == 4:
 case "run" where arguments.count >= 3:
     let sizes = arguments[2].split(separator: ",").compactMap { Int($0) }
     let repeats = arguments.count > 3 ? Int(arguments[3])! : 7
-    for kind in StoreKind.allCases {
+    for kind in BenchmarkStore.allCases {
         if let reason = kind.unavailability {
             FileHandle.standardError.write(Data(("PeerCompare: \(kind.rawValue) store skipped: \(reason)\n").utf8))
             results.append(("\(kind.rawValue.lowercased()).unavailable", Measurement(ns: 0, samples: 0, note: reason)))
@@ -295,7 +295,7 @@ case "serve-open" where arguments.count == 3:
     fflush(nil)
     while readLine() != nil {
         let start = now()
-        consume(try StoreKind.file.open(prepared.name, root: prepared.root).generation)
+        consume(try BenchmarkStore.file.open(prepared.name, root: prepared.root).generation)
         print(now() - start)
         fflush(nil)
     }
@@ -305,7 +305,7 @@ case "serve-read-after-write" where arguments.count == 4:
     // writes to it (serve-writer), prints "ready", then for each line read (a sample count) has
     // the other process write and times the first lookup here after each write, printing the
     // nanoseconds of each on one line.
-    guard let kind = StoreKind(rawValue: arguments[2]), kind.isShared else { fatalError("STORE: File or Keyring") }
+    guard let kind = BenchmarkStore(rawValue: arguments[2]), kind.isShared else { fatalError("STORE: File or Keyring") }
     let tokens = Int(arguments[3])!
     let prepared = try prepare(kind, Workload(accessTokens: tokens))
     defer { removeScratchFolder(prepared.root) }
@@ -331,7 +331,7 @@ case "serve-writer" where arguments.count == 6:
     // The other process of serve-read-after-write: opens group NAME of STORE under ROOT and, for
     // each line read (a serial number), stores the workload's refresh for the probe user of a
     // TOKENS-token cache as client A, then answers "done".
-    guard let kind = StoreKind(rawValue: arguments[2]), let tokens = Int(arguments[3]) else { fatalError("STORE TOKENS") }
+    guard let kind = BenchmarkStore(rawValue: arguments[2]), let tokens = Int(arguments[3]) else { fatalError("STORE TOKENS") }
     let cache = try TokenCache(clientId: Workload.clientA, group: kind.open(arguments[4], root: arguments[5]))
     let user = Workload.probeUser(accessTokens: tokens)
     print("ready")
@@ -347,7 +347,7 @@ case "spin" where arguments.count == 5 && ["open", "catchUp"].contains(arguments
     // a KeyringStore group instead (run it under scripts/with-keyring); STC_SPIN_EVICT_MB=64
     // makes each catch-up cold (see evictCaches).
     let workload = Workload(accessTokens: Int(arguments[3])!)
-    let spinKind = getenv("STC_SPIN_STORE").flatMap { StoreKind(rawValue: String(cString: $0)) } ?? .file
+    let spinKind = getenv("STC_SPIN_STORE").flatMap { BenchmarkStore(rawValue: String(cString: $0)) } ?? .file
     let prepared = try prepare(spinKind, workload)
     defer { removeScratchFolder(prepared.root) }
     let peer = try TokenCache(clientId: Workload.clientA, group: spinKind.open(prepared.name, root: prepared.root))
@@ -362,7 +362,7 @@ case "spin" where arguments.count == 5 && ["open", "catchUp"].contains(arguments
         if arguments[2] == "open" {
             // Opening and freeing timed apart (stderr), to see which one a change moved.
             let start = now()
-            var group: CacheGroup? = try StoreKind.file.open(prepared.name, root: prepared.root)
+            var group: CacheGroup? = try BenchmarkStore.file.open(prepared.name, root: prepared.root)
             let opened = now()
             consume(group?.generation)
             group = nil

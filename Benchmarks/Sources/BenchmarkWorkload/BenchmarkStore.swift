@@ -2,8 +2,9 @@ import Foundation
 import Glibc
 public import SecureTokenCache
 
-/// Where a benchmarked group lives. Adding a store is one case here and one line in ``open``.
-public enum StoreKind: String, CaseIterable, Sendable {
+/// Where a benchmarked group lives (the benchmarks' names say `Memory`, `File`, `Keyring`). Adding a
+/// store is one case here and one line in ``open``.
+public enum BenchmarkStore: String, CaseIterable, Sendable {
     case memory = "Memory"
     case file = "File"
     case keyring = "Keyring"
@@ -29,10 +30,7 @@ public enum StoreKind: String, CaseIterable, Sendable {
     /// Whether a second `CacheGroup` over the same name sees the first one's writes.
     public var isShared: Bool { self != .memory }
 
-    /// `nil` when this build has the store and this machine can open it, else why not.
-    ///
-    /// A store the build does not have yet ("not available in this build") is expected while
-    /// the FileStore and KeyringStore are merged; any other failure is reported as is.
+    /// `nil` when this machine can open the store, else why not.
     public var unavailability: String? {
         if self == .keyring, getenv("DBUS_SESSION_BUS_ADDRESS") == nil {
             return "no D-Bus session bus (run under scripts/with-keyring)"
@@ -43,8 +41,6 @@ public enum StoreKind: String, CaseIterable, Sendable {
             let group = try open("stc-bench-probe-\(getpid())", root: root)
             _ = group.generation
             return nil
-        } catch let error as TokenCacheError where error.message.contains("not available in this build") {
-            return "not available in this build"
         } catch {
             return "\(error)"
         }
