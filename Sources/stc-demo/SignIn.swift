@@ -21,7 +21,7 @@ struct SignIn: AsyncParsableCommand {
             ("client_id", options.client), ("username", username), ("scope", "User.Read openid profile offline_access"),
         ]
         if let expiresIn { form.append(("expires_in", String(expiresIn))) }
-        let answer = try await URLSessionTransport.shared.post(url: authority.base + "/signin", form: form, timeout: 10)
+        let answer = try await URLSessionTransport.shared.post(url: authority.base + "/signin", form: form, timeout: .seconds(10))
         guard answer.status == 200 else { throw ValidationError("the authority's sign-in answered HTTP \(answer.status)") }
         let response = try TokenResponse(json: answer.body)
         let request = TokenRequest(

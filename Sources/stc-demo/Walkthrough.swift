@@ -26,7 +26,8 @@ struct Walkthrough: AsyncParsableCommand {
         let appB = try TokenCache(clientId: clientB, group: group)
 
         let answer = try await URLSessionTransport.shared.post(
-            url: authority.base + "/signin", form: [("client_id", clientA), ("username", "alice@contoso.com")], timeout: 10)
+            url: authority.base + "/signin", form: [("client_id", clientA), ("username", "alice@contoso.com")],
+            timeout: .seconds(10))
         try appA.store(
             try TokenResponse(json: answer.body),
             for: TokenRequest(clientId: clientA, authority: authority, scopes: ["User.Read"], grantType: "authorization_code"))

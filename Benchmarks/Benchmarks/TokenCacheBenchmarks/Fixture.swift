@@ -93,7 +93,7 @@ func removeScratchFoldersAtExit() {
 /// A token endpoint that fails every call: a benchmark of cached hits must never reach it.
 struct NoNetwork: TokenEndpointClient {
     func redeem(
-        refreshToken: String, clientId: String, scopes: Scopes, endpoint: String, timeout: Double
+        refreshToken: String, clientId: String, scopes: Scopes, endpoint: String, timeout: Duration
     ) async throws -> TokenResponse {
         throw TokenCacheError(.network, "the benchmark made a network call")
     }

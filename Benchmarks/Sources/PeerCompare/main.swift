@@ -75,7 +75,7 @@ func loop(_ name: String, iterations: Int, repeats: Int, _ body: () async throws
 
 /// A token endpoint that fails every call: the silent hit must never reach the network.
 struct NoNetwork: TokenEndpointClient {
-    func redeem(refreshToken: String, clientId: String, scopes: Scopes, endpoint: String, timeout: Double) async throws
+    func redeem(refreshToken: String, clientId: String, scopes: Scopes, endpoint: String, timeout: Duration) async throws
         -> TokenResponse
     {
         throw TokenCacheError(.network, "PeerCompare made a network call")

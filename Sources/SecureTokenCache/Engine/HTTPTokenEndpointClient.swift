@@ -17,7 +17,7 @@ public struct HTTPTokenEndpointClient: TokenEndpointClient {
     static let interactionErrors: Set<String> = ["invalid_grant", "interaction_required"]
 
     /// Redeems a refresh token; see ``TokenEndpointClient/redeem(refreshToken:clientId:scopes:endpoint:timeout:)``.
-    public func redeem(refreshToken: String, clientId: String, scopes: Scopes, endpoint: String, timeout: Double) async throws
+    public func redeem(refreshToken: String, clientId: String, scopes: Scopes, endpoint: String, timeout: Duration) async throws
         -> TokenResponse
     {
         // MSAL always asks for the OIDC scopes, so the answer carries an id token and a new

@@ -5,7 +5,7 @@ public protocol HTTPTransport: Sendable {
     /// the whole body.
     ///
     /// Throw `TokenCacheError(.network, ...)` when the server could not be reached, the
-    /// connection broke before the whole body arrived, or nothing came within `timeout`
-    /// seconds. The form holds a refresh token: never log it, never put it in an error.
-    func post(url: String, form: [(name: String, value: String)], timeout: Double) async throws -> HTTPTransportResponse
+    /// connection broke before the whole body arrived, or nothing came within `timeout`. The
+    /// form holds a refresh token: never log it, never put it in an error.
+    func post(url: String, form: [(name: String, value: String)], timeout: Duration) async throws -> HTTPTransportResponse
 }

@@ -5,8 +5,8 @@ import Logging
 /// redeemed at the authority (own first, then the family's), one refresh at a time per
 /// account and family across processes.
 extension TokenCache {
-    /// The default network timeout of a token request, in seconds.
-    public static let defaultRequestTimeout: Double = 30
+    /// The default network timeout of a token request.
+    public static let defaultRequestTimeout = Duration.seconds(30)
 
     /// An access token for `scopes` without user interaction.
     ///
@@ -33,7 +33,7 @@ extension TokenCache {
     ///   - authority: where to redeem; by default the account's cloud and home tenant.
     ///   - forceRefresh: skip the cached access token and redeem a refresh token.
     ///   - endpoint: how to reach the token endpoint (by default Foundation's `URLSession`).
-    ///   - timeout: the network timeout of one token request, in seconds.
+    ///   - timeout: the network timeout of one token request.
     /// - Throws: `TokenCacheError`: `.interactionRequired` (no usable refresh token, the app
     ///   signed out of the account, or the server answered `invalid_grant` /
     ///   `interaction_required`: `server` has its error, suberror and correlation id);
@@ -46,7 +46,7 @@ extension TokenCache {
         authority: Authority? = nil,
         forceRefresh: Bool = false,
         endpoint: any TokenEndpointClient = HTTPTokenEndpointClient.shared,
-        timeout: Double = TokenCache.defaultRequestTimeout
+        timeout: Duration = TokenCache.defaultRequestTimeout
     ) async throws -> AuthenticationResult {
         if account.isLegacy, let unified = try migratedAccount(replacing: account) {
             // The first silent call (maybe another process's) already replaced it.
@@ -77,7 +77,7 @@ extension TokenCache {
 
     private nonisolated(nonsending) func refreshSilently(
         scopes: Scopes, account: Account, authority: Authority, cached: CachedAccessToken?, forceRefresh: Bool,
-        endpoint: any TokenEndpointClient, timeout: Double
+        endpoint: any TokenEndpointClient, timeout: Duration
     ) async throws -> AuthenticationResult {
         let homeAccount = account.homeAccountId.normalised
         let index = try group.index()
@@ -96,7 +96,7 @@ extension TokenCache {
 
         do {
             if let result = try await refreshHoldingLock(
-                lockKey: lockKey, lockWait: .seconds(stillValid == nil ? 3 * timeout + 5 : 0), seen: seen, scopes: scopes,
+                lockKey: lockKey, lockWait: stillValid == nil ? timeout * 3 + .seconds(5) : .zero, seen: seen, scopes: scopes,
                 account: account, authority: authority, forceRefresh: forceRefresh, endpoint: endpoint, timeout: timeout)
             {
                 return result
@@ -116,7 +116,7 @@ extension TokenCache {
 
     private nonisolated(nonsending) func refreshHoldingLock(
         lockKey: String, lockWait: Duration, seen: String?, scopes: Scopes, account: Account, authority: Authority,
-        forceRefresh: Bool, endpoint: any TokenEndpointClient, timeout: Double
+        forceRefresh: Bool, endpoint: any TokenEndpointClient, timeout: Duration
     ) async throws -> AuthenticationResult? {
         try await RefreshLock.shared.withLock(
             group: group.name, directory: group.store.groupDirectory, key: lockKey, timeout: lockWait
@@ -159,7 +159,7 @@ extension TokenCache {
 
     /// Redeems the client's refresh tokens in order until one works; stores the answer.
     private nonisolated(nonsending) func redeem(
-        scopes: Scopes, account: Account, authority: Authority, endpoint: any TokenEndpointClient, timeout: Double
+        scopes: Scopes, account: Account, authority: Authority, endpoint: any TokenEndpointClient, timeout: Duration
     ) async throws -> AuthenticationResult {
         let homeAccount = account.homeAccountId.normalised
         var tried = Set<EntryID>()

@@ -7,7 +7,7 @@ public protocol TokenEndpointClient: Sendable {
     /// when the server answers `invalid_grant` or `interaction_required` (with its error,
     /// suberror and correlation id in `server`), `.serverError` for any other error answer or
     /// an answer that is not JSON, `.network` when the endpoint could not be reached or did not
-    /// answer in `timeout` seconds, `.malformedResponse` for a token response missing fields.
-    func redeem(refreshToken: String, clientId: String, scopes: Scopes, endpoint: String, timeout: Double) async throws
+    /// answer within `timeout`, `.malformedResponse` for a token response missing fields.
+    func redeem(refreshToken: String, clientId: String, scopes: Scopes, endpoint: String, timeout: Duration) async throws
         -> TokenResponse
 }

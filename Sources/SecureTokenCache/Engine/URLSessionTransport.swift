@@ -29,7 +29,8 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
     public static let shared = URLSessionTransport()
 
     /// POSTs the form; see ``HTTPTransport/post(url:form:timeout:)``.
-    public func post(url: String, form: [(name: String, value: String)], timeout: Double) async throws -> HTTPTransportResponse {
+    public func post(url: String, form: [(name: String, value: String)], timeout: Duration) async throws -> HTTPTransportResponse
+    {
         guard let target = URL(string: url), let scheme = target.scheme?.lowercased(), scheme == "https" || scheme == "http"
         else {
             throw TokenCacheError(.invalidArgument, "the token endpoint is not an http(s) URL")
@@ -40,7 +41,8 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
             throw TokenCacheError(
                 .invalidArgument, "refusing to send a refresh token over plain http to another machine; use an https authority")
         }
-        var request = URLRequest(url: target, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout)
+        let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+        var request = URLRequest(url: target, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: seconds)
         request.httpMethod = "POST"
         request.setValue("application/x-www-form-urlencoded;charset=utf-8", forHTTPHeaderField: "Content-Type")
         request.setValue("application/json", forHTTPHeaderField: "Accept")
@@ -56,11 +58,12 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
                 pending.set(task)
                 // libcurl-backed URLSession does not enforce timeoutInterval against a server
                 // that accepts the connection and then says nothing: enforce it here.
-                DispatchQueue.global().asyncAfter(deadline: .now() + timeout) {
+                DispatchQueue.global().asyncAfter(deadline: .now() + seconds) {
                     pending.finish(
                         .failure(
                             TokenCacheError(
-                                .network, "the token endpoint did not answer within \(timeout) s; check the network and retry")))
+                                .network,
+                                "the token endpoint did not answer within \(timeout.secondsText); check the network and retry")))
                 }
                 task.resume()
             }
@@ -69,7 +72,7 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
         }
     }
 
-    private static func outcome(data: Data?, response: URLResponse?, error: (any Error)?, timeout: Double) -> Result<
+    private static func outcome(data: Data?, response: URLResponse?, error: (any Error)?, timeout: Duration) -> Result<
         HTTPTransportResponse, any Error
     > {
         if let error {
@@ -77,7 +80,7 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
             let code = (error as? URLError)?.code
             let what =
                 switch code {
-                case .timedOut?: "did not answer within \(timeout) s"
+                case .timedOut?: "did not answer within \(timeout.secondsText)"
                 case .cancelled?: "request was cancelled"
                 case .networkConnectionLost?: "connection broke before the whole answer arrived"
                 case .cannotConnectToHost?, .cannotFindHost?: "could not be reached"

@@ -141,7 +141,7 @@ import Testing
         for mode in ["500", "garbage", "hang"] {
             try await authority.control(["mode": mode])
             let result = try await world.a.acquireTokenSilently(
-                scopes: scopes, account: account, authority: try authority.authority(), timeout: 1)
+                scopes: scopes, account: account, authority: try authority.authority(), timeout: .seconds(1))
             #expect(result.isFromCache, "mode \(mode)")
             #expect(result.accessToken == original.accessToken, "mode \(mode)")
         }
@@ -175,7 +175,8 @@ import Testing
         let results = try await withThrowingTaskGroup(of: AuthenticationResult.self) { tasks in
             for cache in caches {
                 tasks.addTask {
-                    try await cache.acquireTokenSilently(scopes: ["User.Read"], account: account, authority: target, timeout: 1)
+                    try await cache.acquireTokenSilently(
+                        scopes: ["User.Read"], account: account, authority: target, timeout: .seconds(1))
                 }
             }
             return try await tasks.reduce(into: []) { $0.append($1) }
@@ -221,7 +222,7 @@ import Testing
         let error = try #require(
             await SilentWorld.error {
                 try await world.a.acquireTokenSilently(
-                    scopes: scopes, account: account, authority: try authority.authority(), timeout: 1)
+                    scopes: scopes, account: account, authority: try authority.authority(), timeout: .seconds(1))
             })
         #expect(error.code == code, "\(mode): \(error)")
         #expect(!error.description.contains(refreshToken.secret))

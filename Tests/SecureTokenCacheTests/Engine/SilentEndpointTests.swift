@@ -39,12 +39,12 @@ import Testing
     @Test func plainHTTPIsRefusedExceptToThisMachine() async throws {
         let error = await #expect(throws: TokenCacheError.self) {
             try await URLSessionTransport.shared.post(
-                url: "http://login.example.com/common/oauth2/v2.0/token", form: [("refresh_token", "rt")], timeout: 1)
+                url: "http://login.example.com/common/oauth2/v2.0/token", form: [("refresh_token", "rt")], timeout: .seconds(1))
         }
         #expect(error?.code == .invalidArgument)
         // Loopback is allowed (nothing listens on port 9: a network error, not a refusal).
         let local = await #expect(throws: TokenCacheError.self) {
-            try await URLSessionTransport.shared.post(url: "http://127.0.0.1:9/t", form: [], timeout: 1)
+            try await URLSessionTransport.shared.post(url: "http://127.0.0.1:9/t", form: [], timeout: .seconds(1))
         }
         #expect(local?.code == .network)
     }
@@ -62,7 +62,7 @@ import Testing
     final class RecordingTransport: HTTPTransport, @unchecked Sendable {
         let lock = NSLock()
         var forms: [[(name: String, value: String)]] = []
-        func post(url: String, form: [(name: String, value: String)], timeout: Double) async throws -> HTTPTransportResponse {
+        func post(url: String, form: [(name: String, value: String)], timeout: Duration) async throws -> HTTPTransportResponse {
             lock.withLock { forms.append(form) }
             return HTTPTransportResponse(status: 400, body: Array(#"{"error":"invalid_grant"}"#.utf8))
         }
@@ -73,7 +73,8 @@ import Testing
         let client = HTTPTokenEndpointClient(transport: transport)
         await #expect(throws: TokenCacheError.self) {
             try await client.redeem(
-                refreshToken: "rt", clientId: "app", scopes: ["User.Read"], endpoint: "https://example.invalid/t", timeout: 1)
+                refreshToken: "rt", clientId: "app", scopes: ["User.Read"], endpoint: "https://example.invalid/t",
+                timeout: .seconds(1))
         }
         let form = Dictionary(uniqueKeysWithValues: try #require(transport.forms.first).map { ($0.name, $0.value) })
         #expect(form["grant_type"] == "refresh_token")

@@ -32,7 +32,7 @@ import Testing
     /// A token endpoint that answers for another user.
     struct WrongUserEndpoint: TokenEndpointClient {
         let response: TokenResponse
-        func redeem(refreshToken: String, clientId: String, scopes: Scopes, endpoint: String, timeout: Double) async throws
+        func redeem(refreshToken: String, clientId: String, scopes: Scopes, endpoint: String, timeout: Duration) async throws
             -> TokenResponse
         {
             response
