@@ -26,8 +26,8 @@ extension CacheEntry {
     /// This (new) entry, with the members of `old` it does not own appended: what an update of
     /// `old` must write so that fields other SDKs (or msal-python) stored survive it (rule 1).
     ///
-    /// Library fix (interop tests): ingest used to replace a stored entry wholesale, dropping
-    /// unknown fields, and an Account's `account_source` or `name`, on every token refresh.
+    /// Replacing a stored entry wholesale would drop unknown fields, and an Account's
+    /// `account_source` or `name`, on every token refresh.
     func keepingUnknownFields(of old: CacheEntry) -> CacheEntry {
         guard old.kind == kind else { return self }
         let owned = Self.ownedFields(of: kind)

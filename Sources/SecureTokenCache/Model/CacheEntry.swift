@@ -125,8 +125,8 @@ struct EntryID: Sendable, Hashable, Comparable {
 /// (so an export writes entries in the order msal-python would).
 ///
 /// A value of two references (the key and the entry's shared parts): the index's maps hold it
-/// inline, so reaching an entry from a bucket is one pointer fewer, and a group of 17,500
-/// entries allocates and frees 17,500 objects fewer.
+/// inline, so reaching an entry from a bucket is one pointer fewer, and opening a group allocates
+/// no object per entry for it.
 struct StoredEntry: Sendable, Hashable {
     let id: EntryID
     /// Global insertion order; an entry updated under the same key keeps its ordinal.

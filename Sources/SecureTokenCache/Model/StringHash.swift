@@ -3,10 +3,9 @@ import Glibc
 /// A fast keyed 64-bit hash of a string's UTF-8 bytes: the precomputed hash of the index's keys
 /// (``HashedString``, ``EntryID``).
 ///
-/// Swift's `Hasher` runs SipHash over a `String` through its Unicode checks: about 1,100
-/// instructions for a 150-character cache key, which opening a group of 17,500 entries paid
-/// once per entry. This folds eight bytes per step into two independent lanes with a 64×64→128-bit
-/// multiplication (the mixing of wyhash), about a tenth of that. Equal strings (same bytes) hash
+/// Swift's `Hasher` runs SipHash over a `String` through its Unicode checks, which opening a
+/// group pays once per entry for long cache keys. This folds eight bytes per step into two
+/// independent lanes with a 64×64→128-bit multiplication (the mixing of wyhash). Equal strings (same bytes) hash
 /// alike; canonically equivalent strings with different bytes need not, which cache keys (ASCII,
 /// compared by their bytes) never are. The seed is random per process, so keys cannot be chosen
 /// to collide by someone who does not know it; like Swift's own `Hasher`, it is fixed when the
