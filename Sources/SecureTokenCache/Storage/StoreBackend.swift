@@ -14,7 +14,7 @@ protocol StoreBackend {
     /// without creating, unlocking or changing anything.
     static func holdsGroup(_ name: String, _ configuration: CacheConfiguration) throws -> Bool
 
-    /// After the group moved away: makes sure ``CacheStore``'s `auto` no longer finds it here.
+    /// After the group moved away: makes sure `auto` no longer finds it here.
     static func retire(_ name: String, _ configuration: CacheConfiguration) throws
 }
 
