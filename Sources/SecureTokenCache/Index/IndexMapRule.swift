@@ -3,8 +3,9 @@
 ///
 /// The operations are closures made where the row's ``MapRule`` is made, with its types known,
 /// so each runs code compiled for its map's key and value types rather than generic code that
-/// looks them up at run time: filing is on the path of every write.
-struct IndexMapRule: Sendable {
+/// looks them up at run time: filing is on the path of every write. A class, so walking the table
+/// retains one reference per row rather than each of its closures.
+final class IndexMapRule: Sendable {
     /// How entries are filed in the map.
     let filing: MapFiling
     /// ``MapRule/file(_:adding:in:)`` of the row's rule, and so on for the others.

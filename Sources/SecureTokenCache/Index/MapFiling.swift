@@ -34,6 +34,15 @@ struct MapFiling: Sendable {
         return Key(filingParts: { parts[$0].key(of: entry) ?? parts[$0].absentKey })
     }
 
+    /// Whether `old` and `new` are filed under the same key here (or both nowhere): what
+    /// comparing their ``key(of:)`` says, part by part, without making either key.
+    func filesAlike(_ old: CacheEntry, _ new: CacheEntry) -> Bool {
+        let filesOld = files(old.kind) && (required.map { $0.key(of: old) != nil } ?? true)
+        let filesNew = files(new.kind) && (required.map { $0.key(of: new) != nil } ?? true)
+        guard filesOld, filesNew else { return filesOld == filesNew }
+        return parts.allSatisfy { ($0.key(of: old) ?? $0.absentKey) == ($0.key(of: new) ?? $0.absentKey) }
+    }
+
     /// The interned slots of the key an entry of `kind` is filed under here, whose members
     /// `decoder` interned at `slots`; `nil` when it is not filed here.
     func slotKey(kind: CredentialKind, slots: FilingSlots, decoder: borrowing EntryDecoder) -> SlotKey? {

@@ -47,7 +47,7 @@ struct MapRule<Key: FilingKey, Value: FiledValue>: Sendable {
 
     /// Whether the two entries have the same key here, or both none.
     func filesAlike(_ old: CacheEntry, _ new: CacheEntry) -> Bool {
-        filing.key(of: old) as Key? == filing.key(of: new)
+        filing.filesAlike(old, new)
     }
 
     /// Replaces the entry with `stored`'s id under `stored`'s key, if the map holds entries.
