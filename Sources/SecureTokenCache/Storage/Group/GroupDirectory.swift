@@ -87,18 +87,21 @@ struct GroupDirectory: Sendable, Hashable {
         try checkSecure()
     }
 
-    /// The folder's identity: 16 random bytes in its file `id` (0600), made by the first process
+    /// The size of ``identity()``.
+    static let identityByteCount = 16
+
+    /// The folder's identity: random bytes in its file `id` (0600), made by the first process
     /// that asks. Two processes that use one folder, by whatever path, read the same id; a process
     /// that finds another id recorded for the group knows that it coordinates elsewhere.
     func identity() throws -> [UInt8] {
         let what = "reading the group folder's id"
         if try SystemCall.lstat(file("id"), what) == nil {
-            try SystemCall.createFileWhole(file("id"), try Sodium.randomBytes(KeyringSnapshot.writerByteCount), what)
+            try SystemCall.createFileWhole(file("id"), try Sodium.randomBytes(Self.identityByteCount), what)
         }
         let fd = try openFile("id", O_RDONLY, what)
         defer { close(fd) }
         let bytes = try SystemCall.readAll(fd, what)
-        guard bytes.count == KeyringSnapshot.writerByteCount else {
+        guard bytes.count == Self.identityByteCount else {
             throw TokenCacheError(.storeCorrupted, "\(file("id")) is damaged; remove it (a new one is made)")
         }
         return bytes

@@ -26,7 +26,9 @@ struct KeyringSnapshot: Sendable {
     static let formatVersion: UInt16 = 3
     private static let magic = Array("STKS".utf8)
     /// The size of a writer folder id.
-    static let writerByteCount = 16
+    static let writerByteCount = GroupDirectory.identityByteCount
+    /// The writer id of a snapshot no process has written.
+    static let noWriter = [UInt8](repeating: 0, count: writerByteCount)
     private static let headerByteCount = 4 + 2 + 8 + 4 + writerByteCount
 
     /// The group's generation this snapshot is: the number of committed transactions.
@@ -34,7 +36,7 @@ struct KeyringSnapshot: Sendable {
     /// The records, by identity.
     var records: [RecordID: Record]
     /// The id of the coordination folder of the process that wrote this snapshot (zeros: none).
-    var writer: [UInt8] = [UInt8](repeating: 0, count: KeyringSnapshot.writerByteCount)
+    var writer: [UInt8] = KeyringSnapshot.noWriter
 
     /// An empty group that has never been written.
     static let empty = KeyringSnapshot(sequence: 0, records: [:])

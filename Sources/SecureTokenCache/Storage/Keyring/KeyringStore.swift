@@ -176,7 +176,7 @@ final class KeyringStore: CacheStore {
     /// commits at once and their refreshes are not single-flight.
     private func noticeSplit(_ snapshot: KeyringSnapshot) {
         guard snapshot.sequence > 0, snapshot.writer != folderID,
-            snapshot.writer != [UInt8](repeating: 0, count: KeyringSnapshot.writerByteCount)
+            snapshot.writer != KeyringSnapshot.noWriter
         else { return }
         let message =
             "the keyring group \(group) was last written by a process that coordinates in another folder than this process's (another HOME, XDG_DATA_HOME or --directory, or this folder was recreated since): open the group with the same data folder in every process"
