@@ -47,6 +47,9 @@ public struct CacheConfiguration: Sendable {
     public var allowsInteraction: Bool
     /// How long a writer waits for another process's transaction. Default: 10 seconds.
     public var lockTimeout: Duration
+    /// The other tools' shared cache to open (for ``StoreKind/msalFile`` and
+    /// ``StoreKind/msalKeyring``); `nil` for the library's own stores.
+    public var sharedCache: MSALSharedCache?
     /// Where the library says what an operator needs to know (which store was chosen and why,
     /// damage found, processes that do not share the group's coordination files). Messages
     /// never hold a token, a secret, a fingerprint of one, or a user name. Default: discards
@@ -68,5 +71,21 @@ public struct CacheConfiguration: Sendable {
         self.allowsInteraction = allowsInteraction
         self.lockTimeout = lockTimeout
         self.logger = logger
+    }
+
+    /// A configuration that opens `sharedCache`, a cache the other MSAL SDKs' extensions share
+    /// (for example ``MSALSharedCache/azureCLI()``), in the store of its kind. A lock held by
+    /// another tool is waited for at most `lockTimeout` (the tools themselves wait about five
+    /// seconds).
+    ///
+    /// ```swift
+    /// let group = try CacheGroup.open("azure-cli", configuration: CacheConfiguration(sharedCache: .azureCLI()))
+    /// ```
+    public init(
+        sharedCache: MSALSharedCache, allowsInteraction: Bool = false, lockTimeout: Duration = .seconds(10),
+        logger: Logger = .discarding
+    ) {
+        self.init(store: sharedCache.kind, allowsInteraction: allowsInteraction, lockTimeout: lockTimeout, logger: logger)
+        self.sharedCache = sharedCache
     }
 }

@@ -20,7 +20,10 @@ extension CacheGroup {
                     .invalidArgument, "a group moves between stores that outlive the process, not \(side.store.rawValue)")
             }
         }
-        guard source.store != destination.store || source.directory != destination.directory else {
+        guard
+            source.store != destination.store || source.directory != destination.directory
+                || source.sharedCache != destination.sharedCache
+        else {
             throw TokenCacheError(.invalidArgument, "the source and the destination are the same store")
         }
         let from = try open(name, configuration: source)

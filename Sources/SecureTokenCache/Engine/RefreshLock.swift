@@ -45,6 +45,8 @@ final class RefreshLock: Sendable {
         try await acquireInProcess(fullKey, timeout: timeout)
         defer { releaseInProcess(fullKey) }
         guard let directory else { return try await body() }
+        // A group in another tool's cache makes its coordination folder on its first refresh.
+        try directory.createIfNeeded()
         let file = FileLock(path: Self.lockFile(for: key, in: directory), purpose: "this account's token refresh")
         return try await file.withLock(timeout: timeout, backoff: .refresh, body)
     }

@@ -8,6 +8,12 @@ public enum ProtectionLevel: String, Sendable, Hashable, CustomStringConvertible
     case keyFile
     /// Held in process memory only; nothing is written anywhere.
     case memoryOnly
+    /// Not sealed: plaintext JSON in a file another tool shares (``MSALSharedCache``), protected
+    /// only by the file's mode.
+    case plaintextFile
+    /// Not sealed: JSON in a Secret Service item another tool shares (``MSALSharedCache``), which
+    /// any process of the user can read while the collection is unlocked.
+    case keyringItem
 
     /// A description for people; never contains a secret.
     public var description: String {
@@ -16,6 +22,9 @@ public enum ProtectionLevel: String, Sendable, Hashable, CustomStringConvertible
         case .passphrase: "sealed with a passphrase-derived key (Argon2id)"
         case .keyFile: "sealed with a key file"
         case .memoryOnly: "in memory only, never written"
+        case .plaintextFile: "not sealed: plaintext JSON in a file (the other tools' format), readable by any process of yours"
+        case .keyringItem:
+            "not sealed: JSON in a keyring item (the other tools' format), readable by any process of yours while the keyring is unlocked"
         }
     }
 }

@@ -21,7 +21,9 @@ protocol StoreBackend {
 /// Every backend the engine can open.
 enum StoreBackends {
     /// The backends: the one line a new backend adds.
-    static let all: [any StoreBackend.Type] = [MemoryStore.self, FileStore.self, KeyringStore.self]
+    static let all: [any StoreBackend.Type] = [
+        MemoryStore.self, FileStore.self, KeyringStore.self, SharedFileBackend.self,
+    ]
 
     /// The backend of `kind`.
     ///

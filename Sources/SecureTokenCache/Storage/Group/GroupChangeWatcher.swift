@@ -1,9 +1,11 @@
 import Glibc
 
-/// Tells when a group changed: inotify on the group's folder, reporting the announcement every
-/// store makes after publishing a generation (``SharedState/bumpGeneration()``: every commit and every
-/// compaction, by any process, this one included). Each event is a hint to compare generations,
-/// not a change list; it comes after the generation moved, so the comparison sees the commit.
+/// Tells when a group changed: inotify on a folder, reporting events on the files that announce a
+/// commit. For the file and keyring stores that is the announcement every store makes after
+/// publishing a generation (``SharedState/bumpGeneration()``: every commit and every compaction,
+/// by any process, this one included); for a cache the other SDKs share, the document or its
+/// signal file, which they write or touch. Each event is a hint to compare generations, not a
+/// change list; it comes after the change, so a comparison made after it sees the change.
 ///
 /// Events coalesce: a slow consumer sees at least one event after the last change. The watcher
 /// stops (and the stream finishes) when it is released.
@@ -16,20 +18,33 @@ final class GroupChangeWatcher: Sendable {
     private final class Context {
         let inotifyFD: Int32
         let stopFD: Int32
+        let files: [[UInt8]]
         let continuation: AsyncStream<Void>.Continuation
+        let onChange: (@Sendable () -> Void)?
 
-        init(inotifyFD: Int32, stopFD: Int32, continuation: AsyncStream<Void>.Continuation) {
+        init(
+            inotifyFD: Int32, stopFD: Int32, files: [[UInt8]], continuation: AsyncStream<Void>.Continuation,
+            onChange: (@Sendable () -> Void)?
+        ) {
             self.inotifyFD = inotifyFD
             self.stopFD = stopFD
+            self.files = files
             self.continuation = continuation
+            self.onChange = onChange
         }
     }
 
-    /// Starts watching the group directory at `directory`.
-    init(directory: String) throws {
+    /// Starts watching `files` (names) in the folder `directory` for `events` (an inotify mask;
+    /// by default the attribute change a store's shared page announces a commit with).
+    /// `onChange` runs on the watcher's thread after each burst of events, before the stream
+    /// yields, so that whoever the stream wakes sees what `onChange` did.
+    init(
+        directory: String, files: [String] = [SharedState.fileName], events: UInt32 = UInt32(IN_ATTRIB),
+        onChange: (@Sendable () -> Void)? = nil
+    ) throws {
         let inotifyFD = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
         guard inotifyFD >= 0 else { throw SystemCall.error("inotify_init1", "watching the group for changes") }
-        guard inotify_add_watch(inotifyFD, directory, UInt32(IN_ATTRIB)) >= 0 else {
+        guard inotify_add_watch(inotifyFD, directory, events) >= 0 else {
             let error = SystemCall.error("inotify_add_watch", "watching the group for changes")
             close(inotifyFD)
             throw error
@@ -45,7 +60,9 @@ final class GroupChangeWatcher: Sendable {
         _ = fcntl(pipeFDs[1], F_SETFD, FD_CLOEXEC)
         let stopFD = pipeFDs[1]
         let (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-        let context = Context(inotifyFD: inotifyFD, stopFD: pipeFDs[0], continuation: continuation)
+        let context = Context(
+            inotifyFD: inotifyFD, stopFD: pipeFDs[0], files: files.map { Array($0.utf8) }, continuation: continuation,
+            onChange: onChange)
         var thread = pthread_t()
         let started = pthread_create(
             &thread, nil,
@@ -105,11 +122,16 @@ final class GroupChangeWatcher: Sendable {
                     let nameStart = offset + headerSize
                     let nameEnd = min(nameStart + Int(length), count)
                     let name = buffer[nameStart..<nameEnd].prefix { $0 != 0 }
-                    if name.elementsEqual(SharedState.fileName.utf8) || mask & UInt32(IN_Q_OVERFLOW) != 0 { changed = true }
+                    if mask & UInt32(IN_Q_OVERFLOW) != 0 || context.files.contains(where: { name.elementsEqual($0) }) {
+                        changed = true
+                    }
                     offset = nameEnd
                 }
             }
-            if changed { context.continuation.yield(()) }
+            if changed {
+                context.onChange?()
+                context.continuation.yield(())
+            }
         }
     }
 }

@@ -79,6 +79,14 @@ struct GroupDirectory: Sendable, Hashable {
         path = absolute + "/" + folder
     }
 
+    /// The coordination folder of a group kept in another tool's shared cache (its refresh
+    /// locks), under the file-store root `root`: named after the cache's lock file, which every
+    /// tool and every process of ours agrees on.
+    static func shared(root: String, name: String, lockFile: String) throws -> GroupDirectory {
+        let digest = Array(lockFile.utf8).withUnsafeBytes { Sodium.checksum($0, outputCount: 8) }
+        return try GroupDirectory(root: root, name: name, folder: ".shared-" + SecretFingerprint.hex(digest))
+    }
+
     /// Creates the root (and missing parents, `0700`) and the group folder (`0700`) if needed,
     /// then checks the folder as ``checkSecure()`` does.
     func createIfNeeded() throws {
@@ -109,8 +117,13 @@ struct GroupDirectory: Sendable, Hashable {
 
     /// Creates the root directory (and missing parents) with mode `0700`.
     func createRoot() throws {
-        var current = root.hasPrefix("/") ? "" : "."
-        for component in root.split(separator: "/") {
+        try Self.createFolders(root)
+    }
+
+    /// Creates the folder `path` and its missing parents with mode `0700`.
+    static func createFolders(_ path: String) throws {
+        var current = path.hasPrefix("/") ? "" : "."
+        for component in path.split(separator: "/") {
             current += "/" + component
             if mkdir(current, 0o700) != 0, errno != EEXIST {
                 throw SystemCall.error("mkdir", "creating the cache directory \(current)")

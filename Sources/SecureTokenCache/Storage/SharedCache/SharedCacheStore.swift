@@ -1,0 +1,309 @@
+import Glibc
+import Logging
+import Synchronization
+
+/// A group kept in a cache the MSAL SDKs' extensions share (``MSALSharedCache``): one MSAL JSON
+/// document in a file or a keyring item, which Azure CLI, azure-identity and the .NET tools read
+/// and write as well.
+///
+/// How it keeps the seam's promises (``CacheStore``) with writers that know nothing of it:
+/// - **Generation**: an in-process counter, bumped by this store's commits and by an inotify
+///   watcher on the document (or the signal file), which every tool writes or touches after a
+///   write. A lookup loads the counter; only after an event does a reader look at the file's
+///   version (inode, size, times, as a whole) and re-read the document when it moved.
+/// - **Transactions**: under the tools' lock file (``SharedCacheLock``), the document is read
+///   again, the transaction merged onto it, and the whole document written back (``MSALDocument``
+///   writes exactly what msal-python would), so every tool's entries, and the sections and fields
+///   this library does not know, survive. A document that cannot be parsed under the lock is
+///   never written over.
+/// - **Crash mid-commit**: the medium replaces the document whole; the lock file of a writer
+///   that died is taken over.
+/// - **What it does not promise**: sealing. The document is the other tools' format.
+///
+/// Per-client sign-in state and tenant aliases, which MSAL documents have no place for, are kept
+/// in one extra top-level section, ``extrasSection``, which the MSAL SDKs keep as they found it.
+final class SharedCacheStore: CacheStore {
+    /// The top-level section that holds what only this library reads.
+    static let extrasSection = "SecureTokenCache"
+
+    /// How a reader waits out a tool that rewrites the document in place (truncate, then write)
+    /// while holding its lock.
+    static let partialReadBackoff = FileLock.Backoff(first: .milliseconds(1), longest: .milliseconds(20))
+    /// How long a reader waits for a document that does not parse to become whole.
+    static let partialReadDeadline = Duration.seconds(2)
+
+    private struct State {
+        /// The version of the document `records` were read from (`nil`: no document).
+        var version: DocumentVersion?
+        var records: [RecordID: Record] = [:]
+        /// Bumped each time the records change; a cursor's position.
+        var sequence: UInt64 = 1
+        /// The changes from `sequence - 1` to `sequence`, when known.
+        var lastChanges: [RecordChange]?
+        /// The document's index, made when a write needs it.
+        var index: Index?
+    }
+
+    /// The generation and the ``changes()`` streams, shared with the watcher's thread and with
+    /// the other stores of this process on the same document (``neighbours``).
+    private final class Announcer: Sendable {
+        let generation = Atomic<UInt64>(0)
+        private let listeners = Mutex<(next: UInt64, all: [UInt64: AsyncStream<Void>.Continuation])>((0, [:]))
+
+        /// Bumps the generation, then wakes every stream, so a woken reader sees the new one.
+        func announce() {
+            generation.wrappingAdd(1, ordering: .releasing)
+            for listener in listeners.withLock({ Array($0.all.values) }) { listener.yield(()) }
+        }
+
+        func stream() -> AsyncStream<Void> {
+            let (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+            let id = listeners.withLock { listeners in
+                listeners.next += 1
+                listeners.all[listeners.next] = continuation
+                return listeners.next
+            }
+            continuation.onTermination = { [weak self] _ in
+                _ = self?.listeners.withLock { $0.all.removeValue(forKey: id) }
+            }
+            return stream
+        }
+    }
+
+    let storeDescription: StoreDescription
+    let groupDirectory: GroupDirectory?
+    private let medium: any SharedDocumentMedium
+    private let lock: SharedCacheLock
+    private let lockTimeout: Duration
+    private let logger: Logger
+    private let announcer = Announcer()
+    /// The announcers of this process's stores, by watched file: a commit announces itself to
+    /// every store of the process on the same document at once, so that a group of this process
+    /// never answers from before a commit of another; other processes learn of it from their
+    /// watchers.
+    private static let neighbours = Mutex<[String: [Weak]]>([:])
+
+    private struct Weak: @unchecked Sendable {
+        weak var announcer: Announcer?
+    }
+    private let state = Mutex(State())
+    /// Kept for its thread, which bumps the generation after every event on the watched file.
+    private let watcher: GroupChangeWatcher
+
+    /// Opens the shared cache in `medium`, locked with `lockFile`, as the group `name`;
+    /// `coordination` is where this library's processes keep the group's refresh locks.
+    ///
+    /// - Throws: ``TokenCacheError/Code/malformedCache`` when the document is not an MSAL cache,
+    ///   and the medium's errors.
+    init(
+        name: String, kind: StoreKind, medium: any SharedDocumentMedium, lockFile: String, coordination: GroupDirectory,
+        protection: ProtectionLevel, lockTimeout: Duration, logger: Logger
+    ) throws {
+        self.medium = medium
+        self.lock = SharedCacheLock(path: lockFile, logger: logger)
+        self.lockTimeout = lockTimeout
+        self.logger = logger
+        groupDirectory = coordination
+        var description = StoreDescription(
+            kind: kind, location: medium.location, protection: protection,
+            reason: "the \(kind) store was requested", coordinationDirectory: coordination.path)
+        description.warnings = [medium.exposure]
+        storeDescription = description
+        let folder = SystemCall.parentDirectory(of: medium.watchedFile)
+        if try SystemCall.lstat(folder, "opening the shared cache") == nil { try GroupDirectory.createFolders(folder) }
+        let file = String(medium.watchedFile[medium.watchedFile.index(after: medium.watchedFile.lastIndex(of: "/")!)...])
+        let events = IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_ATTRIB | IN_MODIFY
+        let announcer = announcer
+        Self.neighbours.withLock { all in
+            all[medium.watchedFile, default: []].removeAll { $0.announcer == nil }
+            all[medium.watchedFile, default: []].append(Weak(announcer: announcer))
+        }
+        watcher = try GroupChangeWatcher(directory: folder, files: [file], events: UInt32(events)) { announcer.announce() }
+        _ = try refresh(force: true)
+    }
+
+    func currentGeneration() -> UInt64 { announcer.generation.load(ordering: .acquiring) }
+
+    func changes() throws -> AsyncStream<Void> { announcer.stream() }
+
+    func load() throws -> ([Record], StoreCursor) {
+        let generation = currentGeneration()
+        _ = try refresh(force: false)
+        return state.withLock { (Array($0.records.values), StoreCursor(generation: generation, epoch: 0, position: $0.sequence)) }
+    }
+
+    func update(since cursor: StoreCursor) throws -> StoreUpdate {
+        // The generation first: a change after this load moves it again, so it is never missed.
+        let generation = currentGeneration()
+        _ = try refresh(force: false)
+        return state.withLock { Self.update(of: $0, since: cursor, generation: generation) }
+    }
+
+    private static func update(of state: State, since cursor: StoreCursor, generation: UInt64) -> StoreUpdate {
+        let now = StoreCursor(generation: generation, epoch: 0, position: state.sequence)
+        if cursor.position == state.sequence { return .unchanged(now) }
+        if cursor.position + 1 == state.sequence, let changes = state.lastChanges { return .changes(changes, now) }
+        return .reload(Array(state.records.values), now)
+    }
+
+    func transact(since cursor: StoreCursor, _ body: (StoreTransaction) throws -> [RecordChange]) throws -> StoreCursor {
+        try lock.withLock(timeout: lockTimeout) {
+            medium.removeLeftovers()
+            let generation = currentGeneration()
+            // Under the lock the document is whole: one that does not parse is damaged, and is
+            // reported rather than written over.
+            _ = try refresh(force: false, locked: true)
+            let (update, base) = state.withLock { state in
+                (Self.update(of: state, since: cursor, generation: generation), state.index)
+            }
+            let changes = try body(StoreTransaction(update: update, compacting: false))
+            guard !changes.isEmpty else { return update.cursor }
+            var index = try base ?? RecordCodec.build(state.withLock { Array($0.records.values) })
+            try RecordCodec.apply(.changes(changes, update.cursor), to: &index)
+            let version = try medium.write(Self.document(index))
+            let next = state.withLock { state -> StoreCursor in
+                for change in changes {
+                    switch change {
+                    case .put(let record): state.records[record.id] = record
+                    case .delete(let id): state.records[id] = nil
+                    }
+                }
+                state.version = version
+                state.sequence += 1
+                state.lastChanges = changes
+                state.index = index
+                return StoreCursor(generation: generation &+ 1, epoch: 0, position: state.sequence)
+            }
+            let neighbours = Self.neighbours.withLock { $0[medium.watchedFile, default: []].compactMap(\.announcer) }
+            for neighbour in neighbours { neighbour.announce() }
+            return next
+        }
+    }
+
+    // MARK: - Reading the document
+
+    /// Reads the document again if its version moved (or always, with `force`), and records what
+    /// changed. Returns whether the records changed.
+    private func refresh(force: Bool, locked: Bool = false) throws -> Bool {
+        let known = state.withLock { $0.version }
+        if !force, let now = try medium.version(), now == known { return false }
+        if !force, known == nil, try medium.version() == nil { return false }
+        let (records, version) = try readDocument(locked: locked)
+        return state.withLock { state in
+            state.version = version
+            var changes: [RecordChange] = []
+            for record in records where state.records[record.id]?.payload.elementsEqual(record.payload) != true {
+                changes.append(.put(record))
+            }
+            let ids = Set(records.map(\.id))
+            for id in state.records.keys where !ids.contains(id) { changes.append(.delete(id)) }
+            guard !changes.isEmpty else { return false }
+            state.records = Dictionary(records.map { ($0.id, $0) }, uniquingKeysWith: { $1 })
+            state.sequence += 1
+            state.lastChanges = changes
+            state.index = nil
+            return true
+        }
+    }
+
+    /// The document's records. Outside the lock, a document that does not parse, or an empty one
+    /// while a lock file exists, may be a tool's in-place write in progress: read again until it
+    /// parses or ``partialReadDeadline`` passes.
+    private func readDocument(locked: Bool) throws -> ([Record], DocumentVersion?) {
+        let clock = ContinuousClock()
+        let deadline = clock.now + Self.partialReadDeadline
+        var pause = Self.partialReadBackoff.first
+        while true {
+            let (bytes, version) = try medium.read()
+            let writerActive = locked ? false : try SystemCall.lstat(lock.path, "looking at the shared cache's lock file") != nil
+            do {
+                if bytes.isEmpty && writerActive && version != nil && clock.now < deadline {
+                    throw TokenCacheError(.malformedCache, "the shared cache is being written")
+                }
+                return (try Self.records(of: bytes, at: medium.location), version)
+            } catch let error as TokenCacheError where error.code == .malformedCache {
+                let moved = try medium.version() != version
+                guard !locked, moved || writerActive, clock.now < deadline else { throw error }
+                var interval = timespec(duration: pause)
+                nanosleep(&interval, nil)
+                pause = min(pause * 2, Self.partialReadBackoff.longest)
+            }
+        }
+    }
+
+    /// The records of an MSAL document: one per entry, the section layout, each unknown section,
+    /// and what ``extrasSection`` holds.
+    ///
+    /// - Throws: ``TokenCacheError/Code/malformedCache`` naming `location`.
+    static func records(of bytes: [UInt8], at location: String) throws -> [Record] {
+        guard !bytes.isEmpty else { return [] }
+        var parsed: MSALDocument.Parsed
+        do {
+            parsed = try MSALDocument.parse(bytes)
+        } catch let error as TokenCacheError where error.code == .malformedCache {
+            throw TokenCacheError(
+                .malformedCache,
+                "the shared cache \(location) is not an MSAL cache document (\(error.message)); nothing was changed. Sign in again with the tool that owns it, or move the damaged document aside"
+            )
+        }
+        var extras: [Record] = []
+        if let position = parsed.sections.firstIndex(where: { $0.name == extrasSection }) {
+            if case .unknown(.object(let parts)) = parsed.sections[position].content {
+                extras = try extraRecords(parts, at: location)
+            }
+            parsed.sections.remove(at: position)
+        }
+        var transaction = IndexTransaction(Index())
+        MSALDocument.merge(parsed, into: &transaction)
+        var records: [Record] = []
+        records.reserveCapacity(parsed.entryCount + extras.count + 1)
+        for change in transaction.recordChanges {
+            if case .put(let record) = change { records.append(record) }
+        }
+        return records + extras
+    }
+
+    private static func extraRecords(_ parts: JSONObject, at location: String) throws -> [Record] {
+        var records: [Record] = []
+        if case .object(let states)? = parts["ClientState"] {
+            for (client, value) in states {
+                var payload: [UInt8] = [RecordCodec.formatVersion]
+                JSONWriter.write(value, style: .compact, into: &payload)
+                records.append(Record(id: RecordID(kind: .clientState, name: client), payload: payload))
+            }
+        }
+        if case .object(let aliases)? = parts["TenantAlias"] {
+            for (name, value) in aliases {
+                guard case .string(let tenant) = value else {
+                    throw TokenCacheError(
+                        .malformedCache,
+                        "the \(extrasSection) section of the shared cache \(location) is damaged; remove that section")
+                }
+                records.append(RecordCodec.record(tenantAlias: name, tenantId: tenant))
+            }
+        }
+        return records
+    }
+
+    /// The document for `index`: what msal-python writes for its entries, with
+    /// ``extrasSection`` last when there is anything to keep there.
+    static func document(_ index: Index) -> [UInt8] {
+        var document = index
+        var states = JSONObject()
+        for (client, state) in document.clientStates.sorted(by: { $0.key < $1.key }) {
+            states.appendUnchecked(key: client, value: state.json)
+        }
+        var aliases = JSONObject()
+        for (name, tenant) in document.tenantAliases.sorted(by: { $0.key < $1.key }) {
+            aliases.appendUnchecked(key: name, value: .string(tenant))
+        }
+        if states.count > 0 || aliases.count > 0 {
+            var extras = JSONObject()
+            if states.count > 0 { extras.appendUnchecked(key: "ClientState", value: .object(states)) }
+            if aliases.count > 0 { extras.appendUnchecked(key: "TenantAlias", value: .object(aliases)) }
+            document.setUnknownSection(extrasSection, .object(extras))
+            if !document.sections.contains(extrasSection) { document.setSections(document.sections + [extrasSection]) }
+        }
+        return MSALDocument.export(document, includeSecrets: true)
+    }
+}

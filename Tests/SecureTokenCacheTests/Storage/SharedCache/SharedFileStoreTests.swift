@@ -1,0 +1,137 @@
+import Foundation
+import Testing
+
+@testable import SecureTokenCache
+
+/// The msal-file store in one process: a plaintext MSAL document other tools share, opened as a
+/// group. (Against real msal-python and msal-extensions processes: `SharedCachePeerTests`.)
+@Suite(.timeLimit(.minutes(2))) struct SharedFileStoreTests {
+    let folder = TemporaryDirectory()
+    var path: String { folder.path + "/tool/msal_token_cache.json" }
+
+    func configuration(lockTimeout: Duration = .seconds(10)) -> CacheConfiguration {
+        var configuration = CacheConfiguration(sharedCache: .file(path: path), lockTimeout: lockTimeout)
+        configuration.directory = folder.path + "/data"
+        return configuration
+    }
+
+    func open() throws -> CacheGroup { try CacheGroup.open("shared", configuration: configuration()) }
+
+    func document() throws -> [UInt8] { Array(try Data(contentsOf: URL(fileURLWithPath: path))) }
+
+    @Test func aVectorIsReadAsItIsAndWrittenBackAsMsalPythonWouldWriteIt() throws {
+        for name in Fixtures.vectorNames {
+            let vector = try Fixtures.vector(name)
+            try FileManager.default.createDirectory(atPath: folder.path + "/tool", withIntermediateDirectories: true)
+            FileManager.default.createFile(atPath: path, contents: Data(vector), attributes: [.posixPermissions: 0o600])
+            let group = try open()
+            #expect(try group.exportMSAL(includeSecrets: true) == vector, "\(name)")
+            #expect(group.storeDescription.kind == .msalFile)
+            #expect(group.storeDescription.protection == .plaintextFile)
+            #expect(group.storeDescription.warnings.contains { $0.contains("plaintext") })
+            // A transaction that changes one entry rewrites the document with every other
+            // entry as it was.
+            let removed = try group.purgeExpiredAccessTokens()
+            let written = try document()
+            if removed == 0 { #expect(written == vector, "\(name): a transaction with no change wrote") }
+            let reread = try CacheGroup.open("shared", configuration: configuration())
+            #expect(try reread.exportMSAL(includeSecrets: true) == group.exportMSAL(includeSecrets: true), "\(name)")
+        }
+    }
+
+    @Test func aStoredTokenIsInTheDocumentAndAnotherGroupFindsItAtOnce() throws {
+        let writer = try open()
+        let reader = try open()
+        let cache = try TokenCache(clientId: Fixtures.clientA, group: writer)
+        let stored = try cache.store(Fixtures.response(), for: Fixtures.request())
+        let readerCache = try TokenCache(clientId: Fixtures.clientA, group: reader)
+        let account = try #require(try readerCache.accounts().first)
+        let found = try readerCache.accessToken(for: ["User.Read"], account: account)
+        #expect(found?.token.secret == stored.secret)
+        // The document is what msal-python writes for these entries, plus the extras section.
+        let parsed = try MSALDocument.parse(try document())
+        #expect(parsed.sections.map(\.name).contains(SharedCacheStore.extrasSection))
+        #expect(parsed.entryCount == 5)
+        let info = try #require(try SystemCall.lstat(path, "test"))
+        #expect(info.st_mode & 0o777 == 0o600)
+    }
+
+    @Test func unknownSectionsAndFieldsOfOtherToolsSurviveOurWrites() throws {
+        let foreign =
+            #"{"AccessToken": {}, "Account": {}, "IdToken": {}, "RefreshToken": {}, "AppMetadata": {}, "NodeOnly": {"x": [1, 2]}}"#
+        try FileManager.default.createDirectory(atPath: folder.path + "/tool", withIntermediateDirectories: true)
+        FileManager.default.createFile(atPath: path, contents: Data(foreign.utf8))
+        let group = try open()
+        try TokenCache(clientId: Fixtures.clientA, group: group).store(Fixtures.response(), for: Fixtures.request())
+        let parsed = try MSALDocument.parse(try document())
+        let node = parsed.sections.first { $0.name == "NodeOnly" }
+        guard case .unknown(let value)? = node?.content else {
+            Issue.record("the unknown section was lost")
+            return
+        }
+        #expect(value == .object(["x": .array([.number("1"), .number("2")])]))
+    }
+
+    @Test func aDamagedDocumentIsATypedErrorAndIsNeverWrittenOver() throws {
+        try FileManager.default.createDirectory(atPath: folder.path + "/tool", withIntermediateDirectories: true)
+        for damaged in [#"{"AccessToken": {"#, "[1, 2]", #"{"AccessToken": []}"#, "not json"] {
+            FileManager.default.createFile(atPath: path, contents: Data(damaged.utf8), attributes: [.posixPermissions: 0o600])
+            #expect(throws: TokenCacheError.self) { try open() }
+            do {
+                _ = try open()
+            } catch let error as TokenCacheError {
+                #expect(error.code == .malformedCache)
+                #expect(error.message.contains(path))
+            }
+            #expect(try document() == Array(damaged.utf8), "the damaged document was changed")
+        }
+    }
+
+    @Test func aLockHeldByAnotherLiveProcessTimesOutNamingItAndLookupsGoOn() throws {
+        let group = try CacheGroup.open("shared", configuration: configuration(lockTimeout: .milliseconds(300)))
+        let cache = try TokenCache(clientId: Fixtures.clientA, group: group)
+        try cache.store(Fixtures.response(), for: Fixtures.request())
+        // A lock file recording a live pid (this process's parent) without our flock.
+        let lockFile = path + ".lockfile"
+        let parent = getppid()
+        FileManager.default.createFile(atPath: lockFile, contents: Data("\(parent) python".utf8))
+        defer { unlink(lockFile) }
+        do {
+            try cache.store(Fixtures.response(accessToken: "second"), for: Fixtures.request())
+            Issue.record("the write did not wait for the lock")
+        } catch let error as TokenCacheError {
+            #expect(error.code == .lockTimeout)
+            #expect(error.message.contains("process \(parent)"))
+        }
+        let account = try #require(try cache.accounts().first)
+        #expect(try cache.accessToken(for: ["User.Read"], account: account)?.token.secret == "at-secret")
+    }
+
+    @Test func aLockFileLeftByADeadProcessIsTakenOver() throws {
+        let group = try open()
+        let lockFile = path + ".lockfile"
+        // A pid that cannot be alive (above pid_max), written a second ago.
+        FileManager.default.createFile(atPath: lockFile, contents: Data("99999999 crashed".utf8))
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -1)], ofItemAtPath: lockFile)
+        try TokenCache(clientId: Fixtures.clientA, group: group).store(Fixtures.response(), for: Fixtures.request())
+        #expect(!FileManager.default.fileExists(atPath: lockFile), "the lock file stays after the write")
+    }
+
+    @Test func aLockFileThatIsASymlinkIsRefused() throws {
+        let group = try open()
+        try FileManager.default.createSymbolicLink(atPath: path + ".lockfile", withDestinationPath: folder.path + "/elsewhere")
+        do {
+            try TokenCache(clientId: Fixtures.clientA, group: group).store(Fixtures.response(), for: Fixtures.request())
+            Issue.record("a symlinked lock file was used")
+        } catch let error as TokenCacheError {
+            #expect(error.code == .insecurePermissions)
+        }
+        #expect(!FileManager.default.fileExists(atPath: folder.path + "/elsewhere"))
+    }
+
+    @Test func openExistingCreatesNothingWhenThereIsNoDocument() throws {
+        #expect(throws: TokenCacheError.self) { try CacheGroup.openExisting("shared", configuration: configuration()) }
+        #expect(!FileManager.default.fileExists(atPath: folder.path + "/tool"))
+        #expect(!FileManager.default.fileExists(atPath: folder.path + "/data"))
+    }
+}
