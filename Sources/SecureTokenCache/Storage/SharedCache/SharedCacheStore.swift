@@ -107,7 +107,7 @@ final class SharedCacheStore: CacheStore {
         var description = StoreDescription(
             kind: kind, location: medium.location, protection: protection,
             reason: "the \(kind) store was requested", coordinationDirectory: coordination.path)
-        description.warnings = [medium.exposure]
+        description.warnings = [medium.exposure] + (medium.accessWarning().map { [$0] } ?? [])
         storeDescription = description
         let folder = SystemCall.parentDirectory(of: medium.watchedFile)
         if try SystemCall.lstat(folder, "opening the shared cache") == nil { try GroupDirectory.createFolders(folder) }

@@ -26,4 +26,13 @@ protocol SharedDocumentMedium: Sendable {
     /// Removes what a writer of ours killed mid-write left behind. Called under the lock, when
     /// no live writer of ours has anything in progress.
     func removeLeftovers()
+
+    /// What is wrong with who may read the document now (for example a file other users can
+    /// read), with what to do; `nil` when nothing is.
+    func accessWarning() -> String?
+}
+
+extension SharedDocumentMedium {
+    /// Nothing to say by default.
+    func accessWarning() -> String? { nil }
 }

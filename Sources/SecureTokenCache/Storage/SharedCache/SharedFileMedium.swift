@@ -73,6 +73,16 @@ struct SharedFileMedium: SharedDocumentMedium {
         return DocumentVersion(try SystemCall.fstat(fd, what))
     }
 
+    /// A document other users can read or write (the tools create it `0600`; a copy or an
+    /// archive may not be).
+    func accessWarning() -> String? {
+        guard let info = try? SystemCall.lstat(path, "looking at the shared cache \(path)"), info.st_mode & 0o077 != 0 else {
+            return nil
+        }
+        let mode = String(info.st_mode & 0o777, radix: 8)
+        return "\(path) can be read by other users (mode \(mode)): run chmod 600 \(path) (the next write makes it 0600)"
+    }
+
     /// Removes what a writer killed between creating its new file and renaming it left beside
     /// the document. Only under the lock: no live writer has such a file then.
     func removeLeftovers() {

@@ -129,6 +129,15 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: folder.path + "/elsewhere"))
     }
 
+    @Test func aDocumentOtherUsersCanReadIsReportedAndMadePrivateByTheNextWrite() throws {
+        try FileManager.default.createDirectory(atPath: folder.path + "/tool", withIntermediateDirectories: true)
+        FileManager.default.createFile(atPath: path, contents: Data("{}".utf8), attributes: [.posixPermissions: 0o644])
+        let group = try open()
+        #expect(group.storeDescription.warnings.contains { $0.contains("mode 644") && $0.contains("chmod 600") })
+        try TokenCache(clientId: Fixtures.clientA, group: group).store(Fixtures.response(), for: Fixtures.request())
+        #expect(try #require(try SystemCall.lstat(path, "test")).st_mode & 0o777 == 0o600)
+    }
+
     @Test func openExistingCreatesNothingWhenThereIsNoDocument() throws {
         #expect(throws: TokenCacheError.self) { try CacheGroup.openExisting("shared", configuration: configuration()) }
         #expect(!FileManager.default.fileExists(atPath: folder.path + "/tool"))
