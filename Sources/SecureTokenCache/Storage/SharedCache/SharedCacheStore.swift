@@ -33,9 +33,9 @@ final class SharedCacheStore: CacheStore {
     static let partialReadDeadline = Duration.seconds(2)
 
     private struct State {
-        /// The version of the document `records` were read from (`nil`: no document).
+        /// The version of the document `document` was read from (`nil`: no document).
         var version: DocumentVersion?
-        var records: [RecordID: Record] = [:]
+        var document = SharedDocumentRecords()
         /// Bumped each time the records change; a cursor's position.
         var sequence: UInt64 = 1
         /// The changes from `sequence - 1` to `sequence`, when known.
@@ -119,7 +119,7 @@ final class SharedCacheStore: CacheStore {
             all[medium.watchedFile, default: []].append(Weak(announcer: announcer))
         }
         watcher = try GroupChangeWatcher(directory: folder, files: [file], events: UInt32(events)) { announcer.announce() }
-        _ = try refresh(force: true)
+        try refresh(force: true)
     }
 
     func currentGeneration() -> UInt64 { announcer.generation.load(ordering: .acquiring) }
@@ -128,14 +128,16 @@ final class SharedCacheStore: CacheStore {
 
     func load() throws -> ([Record], StoreCursor) {
         let generation = currentGeneration()
-        _ = try refresh(force: false)
-        return state.withLock { (Array($0.records.values), StoreCursor(generation: generation, epoch: 0, position: $0.sequence)) }
+        try refresh(force: false)
+        return state.withLock {
+            (.init($0.document.records), StoreCursor(generation: generation, epoch: 0, position: $0.sequence))
+        }
     }
 
     func update(since cursor: StoreCursor) throws -> StoreUpdate {
         // The generation first: a change after this load moves it again, so it is never missed.
         let generation = currentGeneration()
-        _ = try refresh(force: false)
+        try refresh(force: false)
         return state.withLock { Self.update(of: $0, since: cursor, generation: generation) }
     }
 
@@ -143,7 +145,7 @@ final class SharedCacheStore: CacheStore {
         let now = StoreCursor(generation: generation, epoch: 0, position: state.sequence)
         if cursor.position == state.sequence { return .unchanged(now) }
         if cursor.position + 1 == state.sequence, let changes = state.lastChanges { return .changes(changes, now) }
-        return .reload(Array(state.records.values), now)
+        return .reload(state.document.records, now)
     }
 
     func transact(since cursor: StoreCursor, _ body: (StoreTransaction) throws -> [RecordChange]) throws -> StoreCursor {
@@ -152,22 +154,18 @@ final class SharedCacheStore: CacheStore {
             let generation = currentGeneration()
             // Under the lock the document is whole: one that does not parse is damaged, and is
             // reported rather than written over.
-            _ = try refresh(force: false, locked: true)
+            try refresh(force: false, locked: true)
             let (update, base) = state.withLock { state in
                 (Self.update(of: state, since: cursor, generation: generation), state.index)
             }
             let changes = try body(StoreTransaction(update: update, compacting: false))
             guard !changes.isEmpty else { return update.cursor }
-            var index = try base ?? RecordCodec.build(state.withLock { Array($0.records.values) })
+            var index = try base ?? RecordCodec.build(state.withLock { $0.document.records })
             try RecordCodec.apply(.changes(changes, update.cursor), to: &index)
-            let version = try medium.write(Self.document(index))
-            let next = state.withLock { state -> StoreCursor in
-                for change in changes {
-                    switch change {
-                    case .put(let record): state.records[record.id] = record
-                    case .delete(let id): state.records[id] = nil
-                    }
-                }
+            let bytes = Self.document(index)
+            let version = try medium.write(bytes)
+            let next = try state.withLock { state -> StoreCursor in
+                try state.document.adopt(bytes, index: index, changes: changes)
                 state.version = version
                 state.sequence += 1
                 state.lastChanges = changes
@@ -183,33 +181,18 @@ final class SharedCacheStore: CacheStore {
     // MARK: - Reading the document
 
     /// Reads the document again if its version moved (or always, with `force`), and records what
-    /// changed. Returns whether the records changed.
-    private func refresh(force: Bool, locked: Bool = false) throws -> Bool {
+    /// changed.
+    private func refresh(force: Bool, locked: Bool = false) throws {
         let known = state.withLock { $0.version }
-        if !force, let now = try medium.version(), now == known { return false }
-        if !force, known == nil, try medium.version() == nil { return false }
-        let (records, version) = try readDocument(locked: locked)
-        return state.withLock { state in
-            state.version = version
-            var changes: [RecordChange] = []
-            for record in records where state.records[record.id]?.payload.elementsEqual(record.payload) != true {
-                changes.append(.put(record))
-            }
-            let ids = Set(records.map(\.id))
-            for id in state.records.keys where !ids.contains(id) { changes.append(.delete(id)) }
-            guard !changes.isEmpty else { return false }
-            state.records = Dictionary(records.map { ($0.id, $0) }, uniquingKeysWith: { $1 })
-            state.sequence += 1
-            state.lastChanges = changes
-            state.index = nil
-            return true
-        }
+        let now = try medium.version()
+        if !force, now == known { return }
+        try readDocument(locked: locked)
     }
 
-    /// The document's records. Outside the lock, a document that does not parse, or an empty one
-    /// while a lock file exists, may be a tool's in-place write in progress: read again until it
-    /// parses or ``partialReadDeadline`` passes.
-    private func readDocument(locked: Bool) throws -> ([Record], DocumentVersion?) {
+    /// Reads the document into ``State/document``. Outside the lock, a document that does not
+    /// parse, or an empty one while a lock file exists, may be a tool's in-place write in
+    /// progress: read again until it parses or ``partialReadDeadline`` passes.
+    private func readDocument(locked: Bool) throws {
         let clock = ContinuousClock()
         let deadline = clock.now + Self.partialReadDeadline
         var pause = Self.partialReadBackoff.first
@@ -220,7 +203,17 @@ final class SharedCacheStore: CacheStore {
                 if bytes.isEmpty && writerActive && version != nil && clock.now < deadline {
                     throw TokenCacheError(.malformedCache, "the shared cache is being written")
                 }
-                return (try Self.records(of: bytes, at: medium.location), version)
+                try state.withLock { state in
+                    // A document that does not parse changes nothing (read changes the document
+                    // only once all of it parsed).
+                    let changes = try state.document.read(bytes, location: medium.location)
+                    state.version = version
+                    guard !changes.isEmpty else { return }
+                    state.sequence += 1
+                    state.lastChanges = changes
+                    state.index = nil
+                }
+                return
             } catch let error as TokenCacheError where error.code == .malformedCache {
                 let moved = try medium.version() != version
                 guard !locked, moved || writerActive, clock.now < deadline else { throw error }
@@ -229,60 +222,6 @@ final class SharedCacheStore: CacheStore {
                 pause = min(pause * 2, Self.partialReadBackoff.longest)
             }
         }
-    }
-
-    /// The records of an MSAL document: one per entry, the section layout, each unknown section,
-    /// and what ``extrasSection`` holds.
-    ///
-    /// - Throws: ``TokenCacheError/Code/malformedCache`` naming `location`.
-    static func records(of bytes: [UInt8], at location: String) throws -> [Record] {
-        guard !bytes.isEmpty else { return [] }
-        var parsed: MSALDocument.Parsed
-        do {
-            parsed = try MSALDocument.parse(bytes)
-        } catch let error as TokenCacheError where error.code == .malformedCache {
-            throw TokenCacheError(
-                .malformedCache,
-                "the shared cache \(location) is not an MSAL cache document (\(error.message)); nothing was changed. Sign in again with the tool that owns it, or move the damaged document aside"
-            )
-        }
-        var extras: [Record] = []
-        if let position = parsed.sections.firstIndex(where: { $0.name == extrasSection }) {
-            if case .unknown(.object(let parts)) = parsed.sections[position].content {
-                extras = try extraRecords(parts, at: location)
-            }
-            parsed.sections.remove(at: position)
-        }
-        var transaction = IndexTransaction(Index())
-        MSALDocument.merge(parsed, into: &transaction)
-        var records: [Record] = []
-        records.reserveCapacity(parsed.entryCount + extras.count + 1)
-        for change in transaction.recordChanges {
-            if case .put(let record) = change { records.append(record) }
-        }
-        return records + extras
-    }
-
-    private static func extraRecords(_ parts: JSONObject, at location: String) throws -> [Record] {
-        var records: [Record] = []
-        if case .object(let states)? = parts["ClientState"] {
-            for (client, value) in states {
-                var payload: [UInt8] = [RecordCodec.formatVersion]
-                JSONWriter.write(value, style: .compact, into: &payload)
-                records.append(Record(id: RecordID(kind: .clientState, name: client), payload: payload))
-            }
-        }
-        if case .object(let aliases)? = parts["TenantAlias"] {
-            for (name, value) in aliases {
-                guard case .string(let tenant) = value else {
-                    throw TokenCacheError(
-                        .malformedCache,
-                        "the \(extrasSection) section of the shared cache \(location) is damaged; remove that section")
-                }
-                records.append(RecordCodec.record(tenantAlias: name, tenantId: tenant))
-            }
-        }
-        return records
     }
 
     /// The document for `index`: what msal-python writes for its entries, with

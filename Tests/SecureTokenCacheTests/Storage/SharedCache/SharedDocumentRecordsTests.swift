@@ -1,0 +1,86 @@
+import Foundation
+import Testing
+
+@testable import SecureTokenCache
+
+/// Reading a shared document into records: the same records a whole import makes, and after a
+/// rewrite by another tool, only what changed.
+@Suite(.timeLimit(.minutes(1))) struct SharedDocumentRecordsTests {
+    /// What a whole import of `bytes` files, exported again.
+    static func exported(_ records: [Record]) throws -> [UInt8] {
+        MSALDocument.export(try RecordCodec.build(records), includeSecrets: true)
+    }
+
+    @Test(arguments: Fixtures.vectorNames) func aFirstReadHoldsTheWholeDocument(name: String) throws {
+        let vector = try Fixtures.vector(name)
+        var document = SharedDocumentRecords()
+        let changes = try document.read(vector, location: "test")
+        #expect(changes.count == document.records.count)
+        #expect(try Self.exported(document.records) == vector)
+    }
+
+    @Test(arguments: Fixtures.vectorNames) func aRewriteReportsOnlyTheEntriesThatChanged(name: String) throws {
+        let vector = try Fixtures.vector(name)
+        var document = SharedDocumentRecords()
+        _ = try document.read(vector, location: "test")
+        #expect(try document.read(vector, location: "test").isEmpty, "an identical document changed something")
+
+        // Another tool changes one access token's secret and removes one account.
+        let group = try Fixtures.group()
+        try group.importMSAL(vector)
+        let index = try group.index()
+        let token = try #require(index.entries.values.first { $0.id.kind == .accessToken })
+        let account = try #require(index.entries.values.first { $0.id.kind == .account })
+        var rewritten = try MSALDocument.parse(vector)
+        for position in rewritten.sections.indices {
+            guard case .entries(let kind, var entries) = rewritten.sections[position].content else { continue }
+            entries.removeAll { $0.key == account.id.key && kind == .account }
+            for entry in entries.indices where entries[entry].key == token.id.key && kind == .accessToken {
+                entries[entry].fields["secret"] = .string("rotated")
+            }
+            rewritten.sections[position].content = .entries(kind, entries)
+        }
+        var transaction = IndexTransaction(Index())
+        MSALDocument.merge(rewritten, into: &transaction)
+        let bytes = MSALDocument.export(transaction.index, includeSecrets: true)
+        let changes = try document.read(bytes, location: "test")
+        let changed: Set<RecordID> = Set(changes.map(\.id))
+        let expected: Set<RecordID> = [RecordCodec.recordID(account.id), RecordCodec.recordID(token.id)]
+        #expect(changed == expected)
+        #expect(try Self.exported(document.records) == bytes)
+    }
+
+    @Test func entriesMovedOutOfOrderAreRewrittenInDocumentOrder() throws {
+        let first =
+            #"{"AccessToken": {"a": {"secret": "1", "credential_type": "AccessToken"}, "b": {"secret": "2", "credential_type": "AccessToken"}}}"#
+        let swapped =
+            #"{"AccessToken": {"b": {"secret": "2", "credential_type": "AccessToken"}, "a": {"secret": "1", "credential_type": "AccessToken"}}}"#
+        var document = SharedDocumentRecords()
+        _ = try document.read(Array(first.utf8), location: "test")
+        let changes = try document.read(Array(swapped.utf8), location: "test")
+        #expect(!changes.isEmpty)
+        let exported = String(decoding: try Self.exported(document.records), as: UTF8.self)
+        let b = try #require(exported.range(of: "\"b\""))
+        let a = try #require(exported.range(of: "\"a\""))
+        #expect(b.lowerBound < a.lowerBound, "the document's order was not kept")
+    }
+
+    @Test(arguments: [
+        #"{"AccessToken": {"a": {"secret": "1"}"#, #"{"AccessToken": {"a": [1]}}"#, #"{"AccessToken": []}"#, "[]",
+        #"{"AccessToken": {"a": {"secret": "1}}}"#, #"{"AccessToken": {}} x"#, #"{"Account": {"k": {"x": tru}}}"#,
+        #"{"AccessToken": {"a": {"x": [}]}}}"#,
+    ])
+    func aDamagedDocumentIsATypedErrorAndChangesNothing(damaged: String) throws {
+        var document = SharedDocumentRecords()
+        let vector = try Fixtures.vector(Fixtures.vectorNames[0])
+        _ = try document.read(vector, location: "here")
+        do {
+            _ = try document.read(Array(damaged.utf8), location: "here")
+            Issue.record("\(damaged) was read")
+        } catch let error as TokenCacheError {
+            #expect(error.code == .malformedCache)
+            #expect(error.message.contains("here"))
+        }
+        #expect(try Self.exported(document.records) == vector)
+    }
+}
