@@ -1,14 +1,15 @@
 internal import CLibsecret
 import Synchronization
 
-/// The libsecret binding: binary secrets in the Secret Service's default collection, addressed by
-/// the attributes of one ``KeyringSchema``.
+/// The libsecret binding: secrets in one Secret Service collection (the default one unless told
+/// otherwise), addressed by the attributes of one ``KeyringSchema``.
 ///
 /// Guarantees:
-/// - Only the `…v…` / binary libsecret calls are used; every `GError` is copied into a
+/// - Only the `…v…` libsecret calls are used: binary secrets for this library's own items, text
+///   secrets for the items other tools share; every `GError` is copied into a
 ///   ``TokenCacheError`` and freed.
 /// - Attributes are validated in Swift before libsecret sees them (libsecret would fail silently).
-/// - Before a lookup, store or clear, the bus, the Secret Service and the default collection are
+/// - Before a lookup, store or clear, the bus, the Secret Service and the client's collection are
 ///   probed, so that `nil` from a lookup means "no such item" and never "locked" or "no service".
 /// - Every D-Bus round trip has a time limit (``KeyringOptions``): the bus probes pass an explicit
 ///   GDBus timeout; libsecret calls run under a ``KeyringDeadline`` that cancels them.
@@ -18,13 +19,17 @@ final class KeyringClient: Sendable {
     let schema: KeyringSchema
     /// Time limits and interaction policy.
     let options: KeyringOptions
+    /// The alias of the collection new items are stored in, and whose lock state is checked
+    /// (`default`, `session`, ...). Lookups search every collection.
+    let collection: String
     /// The private probe connection, made on first use and dropped when the bus goes away.
     private let probeBus = Mutex<SessionBusConnection?>(nil)
 
-    /// A client for items of `schema`.
-    init(schema: KeyringSchema = .group, options: KeyringOptions = KeyringOptions()) {
+    /// A client for items of `schema` in `collection`.
+    init(schema: KeyringSchema = .group, options: KeyringOptions = KeyringOptions(), collection: String = "default") {
         self.schema = schema
         self.options = options
+        self.collection = collection
     }
 
     // MARK: Availability
@@ -58,9 +63,9 @@ final class KeyringClient: Sendable {
         return bus
     }
 
-    /// Probes bus and service, then returns the default collection (fresh), or throws
+    /// Probes bus and service, then returns the client's collection (fresh), or throws
     /// ``TokenCacheError/Code/secretServiceUnavailable`` if the service has none.
-    private func reachDefaultCollection() throws -> (SecretServiceHandle, SecretCollectionHandle) {
+    private func reachCollection() throws -> (SecretServiceHandle, SecretCollectionHandle) {
         do {
             try bus().requireSecretService()
         } catch let error as TokenCacheError where error.code == .noSessionBus {
@@ -71,7 +76,7 @@ final class KeyringClient: Sendable {
         let found: SecretCollectionHandle?
         do {
             service = try SecretServiceHandle(timeout: options.callTimeout)
-            found = try service.defaultCollection(timeout: options.callTimeout)
+            found = try service.collection(collection, timeout: options.callTimeout)
         } catch let error as TokenCacheError where error.code == .secretServiceUnavailable {
             // libsecret's shared proxy talks to the service's unique bus name, which it only
             // updates from signals this process never dispatches: after the daemon was replaced
@@ -79,13 +84,13 @@ final class KeyringClient: Sendable {
             Self.forgetServiceConnection()
             throw error
         }
-        guard let collection = found else {
+        guard let found else {
             throw TokenCacheError(
                 .secretServiceUnavailable,
-                "the Secret Service has no default collection: \(TokenCacheError.advice(for: .secretServiceUnavailable))"
+                "the Secret Service has no \(collection) collection: \(TokenCacheError.advice(for: .secretServiceUnavailable))"
             )
         }
-        return (service, collection)
+        return (service, found)
     }
 
     /// Drops libsecret's shared `SecretService` of this process; the next call connects afresh
@@ -94,17 +99,18 @@ final class KeyringClient: Sendable {
         secret_service_disconnect()
     }
 
-    /// Whether the default collection is locked now.
+    /// Whether the client's collection (the default one unless the client was made for another)
+    /// is locked now.
     func isDefaultCollectionLocked() throws -> Bool {
-        try reachDefaultCollection().1.isLocked
+        try reachCollection().1.isLocked
     }
 
-    /// Makes sure the bus, the service and an unlocked default collection are there.
+    /// Makes sure the bus, the service and the client's collection, unlocked, are there.
     ///
     /// A locked collection is unlocked with a prompt when ``KeyringOptions/allowInteraction`` is
     /// set; otherwise it is reported as ``TokenCacheError/Code/collectionLocked``.
     func requireUnlocked() throws {
-        let (service, collection) = try reachDefaultCollection()
+        let (service, collection) = try reachCollection()
         guard collection.isLocked else { return }
         guard options.allowInteraction else { throw Self.lockedError() }
         try unlock(service: service, collection: collection, allowInteraction: true)
@@ -116,7 +122,7 @@ final class KeyringClient: Sendable {
     /// `Unlock` call on a private connection); if the service needs a prompt, the prompt is
     /// dismissed, never shown, and ``TokenCacheError/Code/interactionNotAllowed`` is thrown.
     func unlockDefaultCollection(allowInteraction: Bool) throws {
-        let (service, collection) = try reachDefaultCollection()
+        let (service, collection) = try reachCollection()
         guard collection.isLocked else { return }
         try unlock(service: service, collection: collection, allowInteraction: allowInteraction)
     }
@@ -165,7 +171,7 @@ final class KeyringClient: Sendable {
 
     /// Locks the default collection through the Secret Service `Lock` call (tests, sign-out tools).
     func lockDefaultCollection() throws {
-        let (service, collection) = try reachDefaultCollection()
+        let (service, collection) = try reachCollection()
         try service.lock(collection, timeout: options.callTimeout)
     }
 
@@ -273,6 +279,32 @@ final class KeyringClient: Sendable {
             throw TokenCacheError(.keyringFailure, "the Secret Service returned an unlocked item without its secret")
         }
         return value
+    }
+
+    /// Stores (or replaces) the item with exactly these attributes, holding `text` as a text
+    /// secret (content type `text/plain`), in the client's collection: libsecret's password
+    /// call, the one the other tools' extensions use, so that their password lookups read it.
+    /// - Parameter label: shown in keyring tools and readable while the collection is locked.
+    func storeText(_ text: String, label: String, attributes: [String: String]) throws {
+        try schema.validate(attributes, complete: true)
+        guard !label.isEmpty, !label.utf8.contains(0) else {
+            throw TokenCacheError(.invalidArgument, "an item label must be non-empty and free of NUL characters")
+        }
+        guard !text.utf8.contains(0) else {
+            throw TokenCacheError(.invalidArgument, "a text secret must be free of NUL characters")
+        }
+        try requireUnlocked()
+        try itemCall {
+            let stored = try schema.withAttributeTable(attributes) { table in
+                try KeyringDeadline.run("storing a keyring item", timeout: options.callTimeout) { cancellable, error in
+                    secret_password_storev_sync(schema.pointer, table, collection, label, text, cancellable, error)
+                }
+            }
+            // FALSE without a GError: a libsecret precondition failed (it printed a CRITICAL).
+            guard stored != 0 else {
+                throw TokenCacheError(.keyringFailure, "libsecret refused to store the item (see its log on stderr)")
+            }
+        }
     }
 
     /// Deletes the item with exactly these attributes. Returns whether there was one.

@@ -15,20 +15,26 @@ final class KeyringSchema: @unchecked Sendable {
     let name: String
     /// The (string) attributes the schema declares.
     let attributeNames: Set<String>
+    /// Whether lookups, searches and deletions match the schema name too. Stores write the
+    /// `xdg:schema` attribute either way; without matching, an item is found by its other
+    /// attributes alone, whatever schema name it carries (`SECRET_SCHEMA_DONT_MATCH_NAME`).
+    let matchesName: Bool
     /// The `SecretSchema *`, owned.
     let pointer: UnsafeMutablePointer<SecretSchema>
 
-    /// A schema named `name` whose attributes are all strings.
-    init(name: String, attributes: [String]) {
+    /// A schema named `name` whose attributes are all strings; `matchesName: false` makes it
+    /// find items by their attributes alone, as the MSAL.NET, msal4j and Go extensions do.
+    init(name: String, attributes: [String], matchesName: Bool = true) {
         self.name = name
         attributeNames = Set(attributes)
+        self.matchesName = matchesName
         let types = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, nil)!
         defer { g_hash_table_unref(types) }
         for attribute in attributes {
             // SECRET_SCHEMA_ATTRIBUTE_STRING is 0, so this inserts NULL, which is what libsecret wants.
             g_hash_table_insert(types, g_strdup(attribute), CLibsecret_attribute_type(SECRET_SCHEMA_ATTRIBUTE_STRING))
         }
-        pointer = secret_schema_newv(name, SECRET_SCHEMA_NONE, types)
+        pointer = secret_schema_newv(name, matchesName ? SECRET_SCHEMA_NONE : SECRET_SCHEMA_DONT_MATCH_NAME, types)
     }
 
     deinit { secret_schema_unref(pointer) }

@@ -22,12 +22,12 @@ final class SecretServiceHandle: @unchecked Sendable {
 
     deinit { CLibsecret_object_unref(pointer) }
 
-    /// The collection behind the `default` alias, as a fresh proxy, or `nil` if there is none.
-    func defaultCollection(timeout: Duration) throws -> SecretCollectionHandle? {
-        // "default" is SECRET_COLLECTION_DEFAULT, which imports as a Swift String anyway.
-        let collection = try KeyringDeadline.run("reading the default keyring collection", timeout: timeout) {
+    /// The collection behind the alias `alias` (`default`, which is SECRET_COLLECTION_DEFAULT,
+    /// `session`, ...), as a fresh proxy, or `nil` if there is none.
+    func collection(_ alias: String, timeout: Duration) throws -> SecretCollectionHandle? {
+        let collection = try KeyringDeadline.run("reading the \(alias) keyring collection", timeout: timeout) {
             cancellable, error in
-            secret_collection_for_alias_sync(pointer, "default", SECRET_COLLECTION_NONE, cancellable, error)
+            secret_collection_for_alias_sync(pointer, alias, SECRET_COLLECTION_NONE, cancellable, error)
         }
         return collection.map(SecretCollectionHandle.init(taking:))
     }

@@ -22,7 +22,7 @@ protocol StoreBackend {
 enum StoreBackends {
     /// The backends: the one line a new backend adds.
     static let all: [any StoreBackend.Type] = [
-        MemoryStore.self, FileStore.self, KeyringStore.self, SharedFileBackend.self,
+        MemoryStore.self, FileStore.self, KeyringStore.self, SharedFileBackend.self, SharedKeyringBackend.self,
     ]
 
     /// The backend of `kind`.

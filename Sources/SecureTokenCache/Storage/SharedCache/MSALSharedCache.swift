@@ -39,7 +39,8 @@ public struct MSALSharedCache: Sendable, Hashable, CustomStringConvertible {
         public var attributes: [String: String]
         /// The item's label.
         public var label: String
-        /// The collection alias or path (`default` for the default collection).
+        /// The alias of the collection the item is stored in (`default` for the default
+        /// collection, as the tools use it).
         public var collection: String
         /// How the document is written into the item.
         public var encoding: Encoding
