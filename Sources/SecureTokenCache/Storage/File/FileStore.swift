@@ -163,7 +163,7 @@ final class FileStore: CacheStore {
             throw TokenCacheError(
                 .storeCorrupted, "the group directory \(directory.path) has no header; it is not a usable group")
         }
-        defer { close(headerFD) }
+        defer { SystemCall.close(headerFD) }
         let header: GroupHeader
         do {
             header = try GroupHeader(decoding: SystemCall.readAll(headerFD, "reading the group header"))
@@ -279,7 +279,7 @@ final class FileStore: CacheStore {
                     TokenCacheError(.storeCorrupted, "the group's log does not belong to its published state (epoch mismatch)"),
                     "log")
             }
-            if attempt < 5 { sched_yield() } else { usleep(1000) }
+            if attempt < 5 { SystemCall.yieldThread() } else { SystemCall.sleep(for: .milliseconds(1)) }
         }
         throw TokenCacheError(.ioFailure, "the group's log is being replaced by another process for too long; retry")
     }
@@ -333,12 +333,12 @@ final class FileStore: CacheStore {
         do {
             bytes = try SystemCall.pread(fd, count: LogFormat.headerByteCount, at: 0, "reading the group log")
         } catch {
-            close(fd)
+            SystemCall.close(fd)
             throw error
         }
         let epoch = bytes.count == LogFormat.headerByteCount ? UInt16(bytes[8]) | UInt16(bytes[9]) << 8 : 0
         guard LogFormat.headerMatches(bytes, epoch: epoch, groupID: groupID) else {
-            close(fd)
+            SystemCall.close(fd)
             throw fail(TokenCacheError(.storeCorrupted, "the group's log header is damaged or belongs to another group"), "log")
         }
         return LogHandle(fd: fd, epoch: epoch)
@@ -532,7 +532,9 @@ final class FileStore: CacheStore {
             try buffer.withUnsafeBytes { try SystemCall.pwrite(handle.fd, $0, at: writer.position, "appending to the group log") }
             try SystemCall.fsync(handle.fd, "syncing the group log")
         } catch {
-            _ = Glibc.ftruncate(handle.fd, off_t(writer.position))
+            // The write's own error is the one to report. If the cut fails too, the bytes lie past
+            // the published length, where the next writer cuts them (``recoverTail(_:_:)``).
+            try? SystemCall.ftruncate(handle.fd, writer.position, "cutting a failed append off the group log")
             throw error
         }
         writer.note(
@@ -555,18 +557,19 @@ final class FileStore: CacheStore {
             sequence: sequence, count: live.count, previousCommit: 0, recordsStart: LogFormat.headerByteCount, sealer: sealer,
             to: &output)
         let temporary = directory.file("log.compact")
-        unlink(temporary)  // a leftover of a compaction that crashed; we hold the lock
+        SystemCall.removeLeftover(temporary)  // of a compaction that crashed; we hold the lock
         do {
             try SystemCall.writeNewFile(temporary, output, "writing the compacted group log")
         } catch {
-            unlink(temporary)
+            SystemCall.removeLeftover(temporary)
             throw error
         }
         let fd = try directory.openFile("log.compact", O_RDWR, "opening the compacted group log")
         let handle = LogHandle(fd: fd, epoch: epoch)
-        guard rename(temporary, directory.file("log")) == 0 else {
-            let error = SystemCall.error("rename", "replacing the group log")
-            unlink(temporary)
+        do {
+            try SystemCall.rename(temporary, directory.file("log"), "replacing the group log")
+        } catch {
+            SystemCall.removeLeftover(temporary)
             throw error
         }
         // The rename is visible from here on: the new epoch must be published whatever happens.

@@ -345,7 +345,7 @@ final class KeyringJournal: Sendable {
     /// journal ends with the previous generation's commit as before. If that fails, the
     /// unfinished transaction stays and keeps anyone from trusting the journal.
     func abandon(_ pending: Pending) {
-        _ = Glibc.ftruncate(pending.file.fd, off_t(pending.recordsStart))
+        try? SystemCall.ftruncate(pending.file.fd, pending.recordsStart, "taking an abandoned transaction out of the journal")
     }
 
     /// Writes a new journal with `base` and `frames` after its header (`journal.new`, `O_EXCL`,
@@ -353,16 +353,16 @@ final class KeyringJournal: Sendable {
     /// item, checked on every read, so one that a power cut damaged is only read around.
     private func startJournal(base: UInt64, frames: [UInt8]) throws -> KeyringJournalFile {
         let temporary = path + ".new"
-        unlink(temporary)  // a leftover of a writer that died here; we hold the lock
+        SystemCall.removeLeftover(temporary)  // of a writer that died here; we hold the lock
         let fd = try SystemCall.open(temporary, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600, "creating a new journal")
         let file = try KeyringJournalFile(adopting: fd, base: base)
         do {
             try (Self.header(base: base) + frames).withUnsafeBytes {
                 try SystemCall.pwrite(fd, $0, at: 0, "writing a new journal")
             }
-            guard rename(temporary, path) == 0 else { throw SystemCall.error("rename", "replacing the journal") }
+            try SystemCall.rename(temporary, path, "replacing the journal")
         } catch {
-            unlink(temporary)
+            SystemCall.removeLeftover(temporary)
             throw error
         }
         return file
@@ -373,6 +373,6 @@ final class KeyringJournal: Sendable {
     /// - Throws: ``TokenCacheError/Code/ioFailure`` if it exists and cannot be removed.
     func remove() throws {
         lastCommit?.publish(nil)
-        guard unlink(path) == 0 || errno == ENOENT else { throw SystemCall.error("unlink", "removing the journal") }
+        try SystemCall.unlink(path, "removing the journal")
     }
 }

@@ -28,14 +28,14 @@ final class KeyringJournalFile: Sendable {
     /// Never throws: a journal is only a fast path, so whatever is wrong with it only means
     /// not using it.
     init?(path: String, writable: Bool) {
-        let fd = Glibc.open(path, (writable ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        var info = stat()
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid(), info.st_mode & 0o077 == 0,
+        guard let fd = try? SystemCall.openPrivateFile(path, writable ? O_RDWR : O_RDONLY, "opening the journal") else {
+            return nil
+        }
+        guard let info = try? SystemCall.fstat(fd, "checking the journal"),
             let header = try? SystemCall.pread(fd, count: KeyringJournal.headerByteCount, at: 0, "reading the journal"),
             let base = KeyringJournal.base(ofHeader: header)
         else {
-            close(fd)
+            SystemCall.close(fd)
             return nil
         }
         self.fd = fd
@@ -49,7 +49,7 @@ final class KeyringJournalFile: Sendable {
         do {
             info = try SystemCall.fstat(fd, "checking the new journal")
         } catch {
-            close(fd)
+            SystemCall.close(fd)
             throw error
         }
         self.fd = fd
@@ -58,20 +58,18 @@ final class KeyringJournalFile: Sendable {
     }
 
     deinit {
-        close(fd)
+        SystemCall.close(fd)
     }
 
     /// The identity of the file `path` names now, or `nil` if it names none.
     static func identity(ofPath path: String) -> Identity? {
-        var info = stat()
-        guard lstat(path, &info) == 0 else { return nil }
+        guard let info = (try? SystemCall.lstat(path, "looking for the journal")) ?? nil else { return nil }
         return Identity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
     }
 
     /// The file's current size, or `nil` if it cannot be inspected.
     func size() -> UInt64? {
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { return nil }
+        guard let info = try? SystemCall.fstat(fd, "checking the journal") else { return nil }
         return UInt64(info.st_size)
     }
 

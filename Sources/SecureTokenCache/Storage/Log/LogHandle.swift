@@ -1,5 +1,3 @@
-import Glibc
-
 /// An open log file of one epoch. Shared by reference so a reader can keep reading a log a
 /// compaction has just replaced (the old file stays readable until the last handle closes).
 final class LogHandle: Sendable {
@@ -15,6 +13,6 @@ final class LogHandle: Sendable {
     }
 
     deinit {
-        close(fd)
+        SystemCall.close(fd)
     }
 }
