@@ -43,13 +43,17 @@ final class KeyringJournal: Sendable {
     static let maximumGeneration = UInt64(UInt32.max)
     private static let magic = Array("STCJRN01".utf8)
 
+    /// An open journal file; its header is the generation the journal starts after (its first
+    /// commit is generation `header + 1`).
+    typealias File = LogHandle<UInt64>
+
     /// The journal's path.
     let path: String
     /// The size past which the next write starts a new journal.
     let sizeLimit: UInt64
     private let sealer: RecordSealer
     /// The file the last read used, kept open for the next one.
-    private let readerFile = Mutex<KeyringJournalFile?>(nil)
+    private let readerFile = Mutex<File?>(nil)
     /// The copy of the newest transaction; `nil` when its file could not be used (readers then
     /// always read the journal file).
     private let lastCommit: KeyringLastCommit?
@@ -126,7 +130,7 @@ final class KeyringJournal: Sendable {
 
     /// ``changes(after:hint:through:)`` in one given file.
     func changes(
-        in file: KeyringJournalFile, after generation: UInt64, hint position: UInt64, through target: UInt64
+        in file: File, after generation: UInt64, hint position: UInt64, through target: UInt64
     ) -> (changes: [RecordChange], position: UInt64)? {
         guard target > generation, let tail = tail(of: file, after: generation, hint: position) else { return nil }
         let count = Int(clamping: target - generation)
@@ -143,7 +147,7 @@ final class KeyringJournal: Sendable {
 
     /// The complete transactions `file` holds after the commit of `generation`, or `nil` if it
     /// holds no such commit.
-    func tail(of file: KeyringJournalFile, after generation: UInt64, hint position: UInt64) -> Tail? {
+    func tail(of file: File, after generation: UInt64, hint position: UInt64) -> Tail? {
         guard let located = locate(generation, in: file, hint: position) else { return nil }
         return tail(of: located, after: generation)
     }
@@ -192,18 +196,18 @@ final class KeyringJournal: Sendable {
     /// is that commit (one read of the tail from there), at the header if `generation` is the
     /// file's base, else by walking the frames from the header (no record is opened; the
     /// caller's scan authenticates the chain from there).
-    private func locate(_ generation: UInt64, in file: KeyringJournalFile, hint position: UInt64) -> Located? {
-        guard generation >= file.base, generation <= Self.maximumGeneration else { return nil }
+    private func locate(_ generation: UInt64, in file: File, hint position: UInt64) -> Located? {
+        guard generation >= file.header, generation <= Self.maximumGeneration else { return nil }
         let commitBytes = LogFormat.commitFrameByteCount
         let headerEnd = UInt64(Self.headerByteCount)
         let sequence = generation << 32
-        if position >= headerEnd + UInt64(commitBytes), let bytes = file.bytes(from: position - UInt64(commitBytes)),
+        if position >= headerEnd + UInt64(commitBytes), let bytes = Self.bytes(of: file, from: position - UInt64(commitBytes)),
             bytes.withUnsafeBytes({ LogFormat.sequenceOfCommitFrame(endingAt: commitBytes, in: $0) }) == sequence
         {
             return Located(bytes: bytes, bytesStart: position - UInt64(commitBytes), start: commitBytes)
         }
-        guard let bytes = file.bytes(from: headerEnd) else { return nil }
-        if generation == file.base { return Located(bytes: bytes, bytesStart: headerEnd, start: 0) }
+        guard let bytes = Self.bytes(of: file, from: headerEnd) else { return nil }
+        if generation == file.header { return Located(bytes: bytes, bytesStart: headerEnd, start: 0) }
         guard let end = bytes.withUnsafeBytes({ Self.endOfCommit(sequence, in: $0) }) else { return nil }
         return Located(bytes: bytes, bytesStart: headerEnd, start: end)
     }
@@ -225,14 +229,37 @@ final class KeyringJournal: Sendable {
         return nil
     }
 
+    /// The bytes of `file` from `offset` to its end, or `nil` if they cannot be read.
+    private static func bytes(of file: File, from offset: UInt64) -> [UInt8]? {
+        try? file.bytes(from: offset, "reading the journal")
+    }
+
     /// The journal file the path names now: the reader's open one if it is still that file,
     /// else the new one (kept for the next read); `nil` if there is none or it is unusable.
-    private func currentReaderFile() -> KeyringJournalFile? {
+    private func currentReaderFile() -> File? {
         let cached = readerFile.withLock { $0 }
-        if let cached, KeyringJournalFile.identity(ofPath: path) == cached.identity { return cached }
-        let file = KeyringJournalFile(path: path, writable: false)
+        if let cached, (try? File.identity(ofPath: path, "looking for the journal")) == cached.identity { return cached }
+        let file = openFile(writable: false)
         readerFile.withLock { $0 = file }
         return file
+    }
+
+    /// Opens the journal, or returns `nil` if there is none, or it is not a regular file of this
+    /// user with mode 0600 (or stricter), or its header is not a journal header.
+    ///
+    /// Never throws: a journal is only a fast path, so whatever is wrong with it only means not
+    /// using it.
+    func openFile(writable: Bool) -> File? {
+        guard let fd = try? SystemCall.openPrivateFile(path, writable ? O_RDWR : O_RDONLY, "opening the journal") else {
+            return nil
+        }
+        guard let header = try? SystemCall.pread(fd, count: Self.headerByteCount, at: 0, "reading the journal"),
+            let base = Self.base(ofHeader: header)
+        else {
+            SystemCall.close(fd)
+            return nil
+        }
+        return try? File(adopting: fd, header: base, "checking the journal")
     }
 
     // MARK: Writing (lock holder only)
@@ -240,7 +267,7 @@ final class KeyringJournal: Sendable {
     /// A transaction whose batch frames are in the journal and whose commit frame is not yet.
     struct Pending {
         /// The journal file it is written to.
-        let file: KeyringJournalFile
+        let file: File
         /// The generation the transaction makes.
         let generation: UInt64
         /// Its number of changes.
@@ -253,19 +280,20 @@ final class KeyringJournal: Sendable {
 
     /// The journal file for the lock holder to append to, or `nil` if there is none (or it is
     /// unusable).
-    func openForWriting() -> KeyringJournalFile? {
-        KeyringJournalFile(path: path, writable: true)
+    func openForWriting() -> File? {
+        openFile(writable: true)
     }
 
     /// Where `file` ends if it ends exactly with the commit of `generation` (or is just a header
     /// with `generation` as its base): there the next transaction can be appended. `nil`
     /// otherwise (then the next write starts a new journal).
-    func appendPosition(in file: KeyringJournalFile, after generation: UInt64) -> UInt64? {
+    func appendPosition(in file: File, after generation: UInt64) -> UInt64? {
         let headerEnd = UInt64(Self.headerByteCount)
         let commitBytes = UInt64(LogFormat.commitFrameByteCount)
-        guard let size = file.size(), generation <= Self.maximumGeneration else { return nil }
-        if size == headerEnd { return file.base == generation ? size : nil }
-        guard size >= headerEnd + commitBytes, let last = file.bytes(from: size - commitBytes), last.count == Int(commitBytes),
+        guard let size = try? file.size("checking the journal"), generation <= Self.maximumGeneration else { return nil }
+        if size == headerEnd { return file.header == generation ? size : nil }
+        guard size >= headerEnd + commitBytes, let last = Self.bytes(of: file, from: size - commitBytes),
+            last.count == Int(commitBytes),
             last.withUnsafeBytes({ LogFormat.sequenceOfCommitFrame(endingAt: Int(commitBytes), in: $0) }) == generation << 32
         else { return nil }
         return size
@@ -281,7 +309,7 @@ final class KeyringJournal: Sendable {
     ///   written nor removed: it would claim the item is still at the previous generation, so
     ///   the transaction must not go ahead.
     func begin(
-        _ changes: [RecordChange], generation: UInt64, appendingTo file: KeyringJournalFile?, at end: UInt64?
+        _ changes: [RecordChange], generation: UInt64, appendingTo file: File?, at end: UInt64?
     ) throws -> Pending? {
         guard generation >= 1, generation <= Self.maximumGeneration, changes.count < Int(UInt32.max) else {
             try remove()
@@ -351,11 +379,11 @@ final class KeyringJournal: Sendable {
     /// Writes a new journal with `base` and `frames` after its header (`journal.new`, `O_EXCL`,
     /// 0600) and renames it over the old one. No `fsync`: the journal is a cache of the durable
     /// item, checked on every read, so one that a power cut damaged is only read around.
-    private func startJournal(base: UInt64, frames: [UInt8]) throws -> KeyringJournalFile {
+    private func startJournal(base: UInt64, frames: [UInt8]) throws -> File {
         let temporary = path + ".new"
         SystemCall.removeLeftover(temporary)  // of a writer that died here; we hold the lock
         let fd = try SystemCall.open(temporary, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600, "creating a new journal")
-        let file = try KeyringJournalFile(adopting: fd, base: base)
+        let file = try File(adopting: fd, header: base, "checking the new journal")
         do {
             try (Self.header(base: base) + frames).withUnsafeBytes {
                 try SystemCall.pwrite(fd, $0, at: 0, "writing a new journal")

@@ -269,7 +269,7 @@ final class KeyringStore: CacheStore {
     /// (`nil`: a new journal must be started), and what a caller at `cursor` must apply to catch
     /// up. From the newest state seen plus the journal when the journal reaches the counter and
     /// ends cleanly (no writer stopped half-way); else from the records item.
-    private func writerState(_ file: KeyringJournalFile?, since cursor: StoreCursor) throws -> WriterState {
+    private func writerState(_ file: KeyringJournal.File?, since cursor: StoreCursor) throws -> WriterState {
         let published = shared.loadGeneration()
         // Taken out, so applying the journal changes it in place instead of copying it; the
         // caller remembers the state it ends with.
@@ -302,7 +302,7 @@ final class KeyringStore: CacheStore {
 
     /// What a caller at `cursor` must apply to reach `snapshot`: the journal's transactions if
     /// `file` has them all, else the whole snapshot.
-    private func catchUp(_ cursor: StoreCursor, in file: KeyringJournalFile, to snapshot: KeyringSnapshot, at position: UInt64)
+    private func catchUp(_ cursor: StoreCursor, in file: KeyringJournal.File, to snapshot: KeyringSnapshot, at position: UInt64)
         -> StoreUpdate
     {
         if cursor.epoch == 0, cursor.generation < snapshot.sequence,

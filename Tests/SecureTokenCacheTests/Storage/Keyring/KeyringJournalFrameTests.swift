@@ -102,7 +102,7 @@ import Testing
         let next = try #require(try journal.begin([put("b", "2")], generation: 2, appendingTo: writer, at: end))
         let committed = try #require(journal.commit(next))
         let bytes = readBytes(journal.path)
-        func reader() throws -> KeyringJournalFile { try #require(KeyringJournalFile(path: journal.path, writable: false)) }
+        func reader() throws -> KeyringJournal.File { try #require(journal.openFile(writable: false)) }
         let whole = try #require(journal.changes(in: try reader(), after: 0, hint: 0, through: 2))
         #expect(KeyringTestSupport.describe(whole.changes) == ["put a=1", "put b=2"])
 
