@@ -28,10 +28,8 @@ import Synchronization
 /// - Reading (no lock, no D-Bus): find where the commit frame of the reader's generation ends
 ///   (its cursor's position, checked; the header, when that generation is the base; else a walk
 ///   over the frame headers), then open what follows, keeping only complete, authenticated
-///   transactions that continue the chain.
-/// - The newest transaction is also in a mapped copy (``KeyringLastCommit``), written by
-///   ``commit(_:)``: a reader one generation behind (the usual case after another process's
-///   write) checks and takes it from there first, with no system call.
+///   transactions that continue the chain. A reader keeps its file open, so catching up with
+///   another process's commit is one read of the new frames.
 final class KeyringJournal: Sendable {
     /// The journal's file name in the group's coordination folder.
     static let fileName = "journal"
@@ -54,16 +52,12 @@ final class KeyringJournal: Sendable {
     private let sealer: RecordSealer
     /// The file the last read used, kept open for the next one.
     private let readerFile = Mutex<File?>(nil)
-    /// The copy of the newest transaction; `nil` when its file could not be used (readers then
-    /// always read the journal file).
-    private let lastCommit: KeyringLastCommit?
 
     /// The journal of the group whose coordination folder is `directory`, sealed by `sealer`.
     init(directory: GroupDirectory, sealer: RecordSealer, sizeLimit: Int = KeyringJournal.defaultSizeLimit) {
         path = directory.file(Self.fileName)
         self.sealer = sealer
         self.sizeLimit = UInt64(max(sizeLimit, 0))
-        lastCommit = KeyringLastCommit(directory: directory)
     }
 
     /// The header of a journal that starts after generation `base`.
@@ -107,19 +101,13 @@ final class KeyringJournal: Sendable {
     /// just after `target`'s commit; `nil` when the journal cannot tell (then read the item).
     ///
     /// `position` is where the caller last found `generation` to end (a cursor's position); it
-    /// is checked, never trusted. One generation behind, takes the copy of the newest
-    /// transaction if it is that one; else reads the file the last call used first, and if that
-    /// one does not reach `target` (a writer has started a new journal since), the file the path
-    /// names now.
+    /// is checked, never trusted. Reads the file the last call used first, and if that one does
+    /// not reach `target` (a writer has started a new journal since), the file the path names
+    /// now.
     func changes(
         after generation: UInt64, hint position: UInt64, through target: UInt64
     ) -> (changes: [RecordChange], position: UInt64)? {
         guard target > generation else { return nil }
-        if target == generation + 1, let copy = lastCommit?.read(),
-            let found = changes(inCopy: copy.frames, at: copy.start, after: generation)
-        {
-            return found
-        }
         let cached = readerFile.withLock { $0 }
         if let cached, let found = changes(in: cached, after: generation, hint: position, through: target) {
             return found
@@ -150,19 +138,6 @@ final class KeyringJournal: Sendable {
     func tail(of file: File, after generation: UInt64, hint position: UInt64) -> Tail? {
         guard let located = locate(generation, in: file, hint: position) else { return nil }
         return tail(of: located, after: generation)
-    }
-
-    /// The changes of the transaction that made generation `generation + 1`, and the position
-    /// just after its commit, from a copy of its frames that start at journal position `start`
-    /// (``KeyringLastCommit``); `nil` unless the copy is exactly that transaction, complete and
-    /// authentic, as the journal would have given it.
-    func changes(inCopy frames: [UInt8], at start: UInt64, after generation: UInt64) -> (
-        changes: [RecordChange], position: UInt64
-    )? {
-        guard generation < Self.maximumGeneration else { return nil }
-        let tail = tail(of: Located(bytes: frames, bytesStart: start, start: 0), after: generation)
-        guard tail.transactionCount == 1, tail.reachesEnd else { return nil }
-        return (tail.changes(ofFirst: 1), tail.end)
     }
 
     /// The complete transactions in `located` after the commit of `generation`, which ends at
@@ -345,7 +320,7 @@ final class KeyringJournal: Sendable {
     }
 
     /// Appends the commit frame of `pending` (call after the records item was stored, before
-    /// publishing its generation) and makes the transaction the mapped copy. Returns the whole
+    /// publishing its generation). Returns the whole
     /// transaction as written, or `nil` if the commit frame could not be written (the journal is
     /// removed then, if it can be; else its unfinished transaction keeps anyone from trusting
     /// it).
@@ -364,9 +339,7 @@ final class KeyringJournal: Sendable {
             try? remove()
             return nil
         }
-        let committed = Committed(start: pending.recordsStart, frames: bytes)
-        lastCommit?.publish(committed)
-        return committed
+        return Committed(start: pending.recordsStart, frames: bytes)
     }
 
     /// Takes `pending`'s batch frames out again (the records item was not stored), so the
@@ -400,7 +373,6 @@ final class KeyringJournal: Sendable {
     ///
     /// - Throws: ``TokenCacheError/Code/ioFailure`` if it exists and cannot be removed.
     func remove() throws {
-        lastCommit?.publish(nil)
         try SystemCall.unlink(path, "removing the journal")
     }
 }

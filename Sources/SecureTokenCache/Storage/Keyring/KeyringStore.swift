@@ -8,8 +8,7 @@ import Synchronization
 /// ``KeyringSnapshot`` of every record, sealed under that key. The item is the group's only
 /// source of truth. Its coordination folder (``GroupDirectory/keyring(root:name:)``, 0700) holds
 /// the group lock, the shared generation (``SharedState``), and a sealed change journal
-/// (``KeyringJournal``) with a mapped copy of its newest transaction (``KeyringLastCommit``), all
-/// 0600.
+/// (``KeyringJournal``), all 0600.
 ///
 /// - A write takes the group lock, brings the state it last saw up to date from the journal (or,
 ///   when the journal cannot tell, reads the item), applies the changes, appends them to the
@@ -18,11 +17,10 @@ import Synchronization
 ///   library's back is written again whole from that state (reads of the item still report it).
 /// - ``currentGeneration()`` is one atomic load. ``update(since:)`` returns `.unchanged` when the
 ///   counter has not moved; otherwise it reads the new transactions from the journal (no lock,
-///   no D-Bus; one generation behind, from its mapped copy, with no system call either) and
-///   returns them as `.changes`. Only when the journal is missing, replaced, damaged or does not
-///   reach the counter does it read the item and `.reload`.
-/// - Damage in the copy only means reading the journal file; damage in the journal is never an
-///   error and never a shortened group: it only means reading the item.
+///   no D-Bus) and returns them as `.changes`. Only when the journal is missing, replaced,
+///   damaged or does not reach the counter does it read the item and `.reload`.
+/// - Damage in the journal is never an error and never a shortened group: it only means reading
+///   the item.
 ///
 /// A locked, missing or unreachable keyring is always a typed error, never an empty group.
 final class KeyringStore: CacheStore {
