@@ -1,6 +1,10 @@
-// A helper the multi-process tests spawn: each command opens a FileStore group in its own process
-// and writes or reads it, printing one line per event to stdout (flushed at once, so a parent
-// that kills this process sees every line printed before the kill).
+// A helper the multi-process tests spawn: each command opens a group in its own process and
+// writes or reads it, printing one line per event to stdout (flushed at once, so a parent that
+// kills this process sees every line printed before the kill). The group is a FileStore group
+// unless `--store keyring` comes first (a KeyringStore group whose coordination folder is under
+// <root>; the store conformance suite runs its process checks against either).
+//
+//   stc-testhelper [--store file|keyring] <command> <root> <group> ...
 //
 //   stc-testhelper write <root> <group> <prefix> <count>   one transaction per record, "ack <i>"
 //   stc-testhelper churn <root> <group>                      transactions n+1, n+2, ... forever
@@ -19,25 +23,34 @@ import Glibc
     @main
     enum TestHelper {
         static func main() {
-            let arguments = CommandLine.arguments
-            guard arguments.count >= 4 else { fail("usage: stc-testhelper write|churn|fill <root> <group> ...") }
+            var arguments = CommandLine.arguments
+            var kind = "file"
+            if arguments.count >= 3, arguments[1] == "--store" {
+                kind = arguments[2]
+                arguments.removeSubrange(1...2)
+            }
+            guard arguments.count >= 4, kind == "file" || kind == "keyring" else {
+                fail("usage: stc-testhelper [--store file|keyring] write|churn|fill <root> <group> ...")
+            }
             let root = arguments[2]
             let group = arguments[3]
+            let open = { (compactionMinimumDead: Int) in
+                try Self.open(kind, root, group, compactionMinimumDead: compactionMinimumDead)
+            }
             do {
                 switch arguments[1] {
                 case "write" where arguments.count == 6:
-                    try write(root: root, group: group, prefix: arguments[4], count: Int(arguments[5])!)
+                    try write(open(64), prefix: arguments[4], count: Int(arguments[5])!)
                 case "overwrite" where arguments.count == 6:
-                    try overwrite(root: root, group: group, prefix: arguments[4], count: Int(arguments[5])!)
+                    try overwrite(open(16), prefix: arguments[4], count: Int(arguments[5])!)
                 case "count":
-                    let store = try open(root, group)
-                    say("count \(try store.load().0.count)")
+                    say("count \(try open(64).load().0.count)")
                 case "churn":
-                    try churn(root: root, group: group)
+                    try churn(open(16))
                 case "bench" where arguments.count == 5:
-                    try bench(root: root, group: group, count: Int(arguments[4])!)
+                    try bench(open(64), open(64), count: Int(arguments[4])!)
                 case "fill" where arguments.count == 5:
-                    try fill(root: root, group: group, limit: UInt64(arguments[4])!)
+                    try fill(limit: UInt64(arguments[4])!) { try open(64) }
                 default:
                     fail("unknown command")
                 }
@@ -49,8 +62,11 @@ import Glibc
             }
         }
 
-        static func open(_ root: String, _ group: String, compactionMinimumDead: Int = 64) throws -> FileStore {
-            try FileStore(
+        /// Opens `group` under `root` in the store `kind` names, as the tests open it. Writers wait
+        /// long for the lock: several helpers and the test share one loaded machine.
+        static func open(_ kind: String, _ root: String, _ group: String, compactionMinimumDead: Int) throws -> any CacheStore {
+            if kind == "keyring" { return try KeyringStore(group: group, root: root, lockTimeout: .seconds(30)) }
+            return try FileStore(
                 group: group,
                 keyProvider: PassphraseKeyProvider(passphrase: "multi-process passphrase", parameters: .minimum),
                 root: root,
@@ -60,8 +76,7 @@ import Glibc
         }
 
         /// `count` transactions, each putting `<prefix>-<i>`; then checks every one is in this view.
-        static func write(root: String, group: String, prefix: String, count: Int) throws {
-            let store = try open(root, group)
+        static func write(_ store: any CacheStore, prefix: String, count: Int) throws {
             var cursor = StoreCursor.start
             for index in 0..<count {
                 let name = "\(prefix)-\(index)"
@@ -77,8 +92,7 @@ import Glibc
 
         /// `count` transactions, transaction i putting `<prefix>-<i % 5>` = i: mostly dead records,
         /// so the group compacts while other processes write and read.
-        static func overwrite(root: String, group: String, prefix: String, count: Int) throws {
-            let store = try open(root, group, compactionMinimumDead: 16)
+        static func overwrite(_ store: any CacheStore, prefix: String, count: Int) throws {
             var cursor = StoreCursor.start
             for index in 0..<count {
                 cursor = try store.transact(since: cursor) { _ in
@@ -95,8 +109,7 @@ import Glibc
 
         /// Transaction n puts `live-n` and `counter` = n, and deletes `live-(n-5)`; so the group after
         /// n transactions is fully determined by n. Runs until killed. Compacts often.
-        static func churn(root: String, group: String) throws {
-            let store = try open(root, group, compactionMinimumDead: 16)
+        static func churn(_ store: any CacheStore) throws {
             var cursor = StoreCursor.start
             var next = 1
             while true {
@@ -129,11 +142,11 @@ import Glibc
         }
 
         /// Writes 4 KiB records under a file-size limit until the store reports `.diskFull`.
-        static func fill(root: String, group: String, limit: UInt64) throws {
+        static func fill(limit: UInt64, open: () throws -> any CacheStore) throws {
             signal(SIGXFSZ, SIG_IGN)  // get EFBIG from write(2) instead of being killed
             var limits = rlimit(rlim_cur: rlim_t(limit), rlim_max: rlim_t(limit))
             guard setrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &limits) == 0 else { fail("setrlimit failed") }
-            let store = try open(root, group)
+            let store = try open()
             var cursor = try store.load().1
             for index in 0..<100_000 {
                 let name = "fill-\(index)"
@@ -159,9 +172,8 @@ import Glibc
 
         /// Rough timings at `count` records of ~2 KiB: open+load, one-record write, a second
         /// instance catching up after that write, and the freshness check.
-        static func bench(root: String, group: String, count: Int) throws {
+        static func bench(_ store: any CacheStore, _ reader: @autoclosure () throws -> any CacheStore, count: Int) throws {
             let payload = [UInt8](repeating: 0x41, count: 2048)
-            let store = try open(root, group)
             var cursor = StoreCursor.start
             for batch in stride(from: 0, to: count, by: 1000) {
                 cursor = try store.transact(since: cursor) { _ in
@@ -179,7 +191,7 @@ import Glibc
                 return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
             }
             var start = now()
-            let reader = try open(root, group)
+            let reader = try reader()
             var (records, readerCursor) = try reader.load()
             say("open+load \(records.count) records: \(Int((now() - start) * 1000)) ms")
             let writes = 50

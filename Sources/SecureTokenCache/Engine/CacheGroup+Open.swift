@@ -111,8 +111,9 @@ extension CacheGroup {
         try configuration.directory ?? GroupDirectory.defaultRoot()
     }
 
+    /// Whether anything is at `path` (a symbolic link counts; it is not followed). A path that
+    /// cannot be inspected counts as missing.
     static func exists(_ path: String) -> Bool {
-        var status = stat()
-        return lstat(path, &status) == 0
+        ((try? SystemCall.lstat(path, "looking for \(path)")) ?? nil) != nil
     }
 }

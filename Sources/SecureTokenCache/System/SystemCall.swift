@@ -1,7 +1,9 @@
 import Glibc
 
-/// Thin, retrying wrappers around the POSIX calls the file store makes, turning failures into
-/// ``TokenCacheError`` values that keep the call and `errno`.
+/// Every system call the stores make, in one place: thin wrappers that retry on EINTR where that
+/// is right, and turn failures into ``TokenCacheError`` values that keep the call and `errno`
+/// (``error(_:_:errno:)``). The few calls whose failure leaves the caller nothing to do are
+/// non-throwing, and each says why.
 enum SystemCall {
     /// The error for a failed `call` (with the current `errno`): `.diskFull` for ENOSPC, EFBIG
     /// and EDQUOT, `.ioFailure` otherwise. `what` says what was being done, for a person.
@@ -26,6 +28,14 @@ enum SystemCall {
             if fd >= 0 { return fd }
             if errno != EINTR { throw error("open", what) }
         }
+    }
+
+    /// Closes `fd`. Never retried and never reported: Linux releases the descriptor even when
+    /// `close` fails (a retry could close a descriptor another thread just opened), and every
+    /// write whose loss matters was synced before its descriptor is closed, so a failure here
+    /// leaves the caller nothing to do.
+    static func close(_ fd: Int32) {
+        _ = Glibc.close(fd)
     }
 
     /// `O_NOATIME`, which glibc declares only for `_GNU_SOURCE` (Swift's Glibc module has no
@@ -71,18 +81,42 @@ enum SystemCall {
     /// Reads exactly `count` bytes at `offset` (fewer only at end of file).
     static func pread(_ fd: Int32, count: Int, at offset: UInt64, _ what: String) throws -> [UInt8] {
         try [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
-            var done = 0
-            while done < count {
-                let n = Glibc.pread(fd, buffer.baseAddress! + done, count - done, off_t(offset) + off_t(done))
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    initialized = done
-                    throw error("pread", what)
-                }
-                if n == 0 { break }
-                done += n
+            initialized = 0
+            initialized = try pread(fd, into: UnsafeMutableRawBufferPointer(buffer), at: offset, what)
+        }
+    }
+
+    /// Fills `buffer` with the bytes at `offset` (bytes held elsewhere, such as a key in guarded
+    /// memory, are never copied through an array). Returns how many were read: fewer than the
+    /// buffer holds only at end of file.
+    static func pread(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64, _ what: String) throws -> Int {
+        var done = 0
+        while done < buffer.count {
+            let n = Glibc.pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw error("pread", what)
             }
-            initialized = done
+            if n == 0 { break }
+            done += n
+        }
+        return done
+    }
+
+    /// Every byte of a file whose size cannot be asked (a `/proc` file reports 0), read in order
+    /// to its end: such a file may return less than asked before its end, so only an empty read
+    /// ends it.
+    static func readSequentially(_ fd: Int32, _ what: String) throws -> [UInt8] {
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 16 << 10)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw error("read", what)
+            }
+            if count == 0 { return bytes }
+            bytes += chunk[..<count]
         }
     }
 
@@ -149,6 +183,98 @@ enum SystemCall {
         return info
     }
 
+    /// Takes or releases a `flock` on `fd` (`operation` as for `flock(2)`). Returns `false`
+    /// when a non-blocking request (`LOCK_NB`) finds the lock held, or a signal interrupted the
+    /// call: the caller's wait loop tries again.
+    static func flock(_ fd: Int32, _ operation: Int32, _ what: String) throws -> Bool {
+        if flockFile(fd, operation) == 0 { return true }
+        let code = errno
+        guard code == EWOULDBLOCK || code == EINTR else { throw error("flock", what, errno: code) }
+        return false
+    }
+
+    /// Maps `byteCount` bytes of `fd` from its start, readable and writable, `MAP_SHARED` (what
+    /// one process stores, every other process that maps the file sees). Unmap it with
+    /// ``munmap(_:_:)``.
+    static func mmapShared(_ fd: Int32, byteCount: Int, _ what: String) throws -> UnsafeMutableRawPointer {
+        guard let mapped = Glibc.mmap(nil, byteCount, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), mapped != MAP_FAILED else {
+            throw error("mmap", what)
+        }
+        return mapped
+    }
+
+    /// Unmaps a mapping made by ``mmapShared(_:byteCount:_:)``. Not reported: it fails only for
+    /// an address range that is not a mapping, which its one owner never passes.
+    static func munmap(_ base: UnsafeMutableRawPointer, _ byteCount: Int) {
+        _ = Glibc.munmap(base, byteCount)
+    }
+
+    /// Writes a shared mapping back to its file and waits until it is on disk.
+    static func msync(_ base: UnsafeMutableRawPointer, _ byteCount: Int, _ what: String) throws {
+        guard Glibc.msync(base, byteCount, MS_SYNC) == 0 else { throw error("msync", what) }
+    }
+
+    /// Sets the access and modification times of `path` (never following a symlink) to now.
+    static func touch(_ path: String, _ what: String) throws {
+        guard Glibc.utimensat(AT_FDCWD, path, nil, AT_SYMLINK_NOFOLLOW) == 0 else { throw error("utimensat", what) }
+    }
+
+    /// Renames `source` to `destination`, replacing a file there (or an empty directory, for a
+    /// directory).
+    static func rename(_ source: String, _ destination: String, _ what: String) throws {
+        guard Glibc.rename(source, destination) == 0 else { throw error("rename", what) }
+    }
+
+    /// Removes the file `path`. Returns `false` if there was none.
+    @discardableResult
+    static func unlink(_ path: String, _ what: String) throws -> Bool {
+        if Glibc.unlink(path) == 0 { return true }
+        if errno == ENOENT { return false }
+        throw error("unlink", what)
+    }
+
+    /// Removes a file left over by this process or a dead one (a temporary file that lost a race,
+    /// or one a crash left behind), when nothing depends on its removal: every such name is either
+    /// unique or opened with `O_EXCL` by its next user, which then reports the failure that
+    /// matters. So a failure here is not reported.
+    static func removeLeftover(_ path: String) {
+        _ = Glibc.unlink(path)
+    }
+
+    /// ``removeLeftover(_:)`` for an empty directory.
+    static func removeLeftoverDirectory(_ path: String) {
+        _ = Glibc.rmdir(path)
+    }
+
+    /// Creates the directory `path`, mode `0700`: every folder the stores make is private.
+    /// Returns `false` if something exists there already (the caller checks what it is).
+    @discardableResult
+    static func mkdir(_ path: String, _ what: String) throws -> Bool {
+        if Glibc.mkdir(path, 0o700) == 0 { return true }
+        if errno == EEXIST { return false }
+        throw error("mkdir", what)
+    }
+
+    /// The process's working directory.
+    static func currentDirectory(_ what: String) throws -> String {
+        guard let path = Glibc.getcwd(nil, 0) else { throw error("getcwd", what) }
+        defer { free(path) }
+        return String(cString: path)
+    }
+
+    /// Sleeps the calling thread for `duration` (not a task: for synchronous waits only). A
+    /// signal may end it early; callers wait in loops that check their deadline.
+    static func sleep(for duration: Duration) {
+        var interval = timespec(duration: duration)
+        _ = Glibc.nanosleep(&interval, nil)
+    }
+
+    /// Lets another thread run before this one goes on (for a wait expected to end within
+    /// microseconds).
+    static func yieldThread() {
+        _ = Glibc.sched_yield()
+    }
+
     /// `lstat` of a path, or `nil` if it does not exist.
     static func lstat(_ path: String, _ what: String) throws -> stat? {
         var info = stat()
@@ -192,7 +318,7 @@ enum SystemCall {
     static func createFileWhole(_ path: String, _ bytes: UnsafeRawBufferPointer, _ what: String) throws -> Bool {
         let temporary = path + ".new-\(getpid())-" + SecretFingerprint.hex(try Sodium.randomBytes(4))
         try writeNewFile(temporary, bytes, what)
-        defer { unlink(temporary) }
+        defer { removeLeftover(temporary) }
         if Glibc.link(temporary, path) == 0 { return true }
         if errno == EEXIST { return false }
         throw error("link", what)
@@ -208,5 +334,19 @@ enum SystemCall {
     static func parentDirectory(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+}
+
+/// `flock(2)`: `Glibc.flock` names the `struct flock` of `fcntl(2)`, and inside ``SystemCall`` the
+/// bare name is its own wrapper.
+private func flockFile(_ fd: Int32, _ operation: Int32) -> Int32 {
+    flock(fd, operation)
+}
+
+extension timespec {
+    /// A `timespec` of `duration` (which must not be negative).
+    init(duration: Duration) {
+        let parts = duration.components
+        self.init(tv_sec: Int(parts.seconds), tv_nsec: Int(parts.attoseconds / 1_000_000_000))
     }
 }

@@ -10,6 +10,10 @@ import Testing
     enum Backend: String, CaseIterable, CustomTestStringConvertible {
         case memory, file
         var testDescription: String { rawValue }
+
+        /// The backends the process checks run against: not the memory store, which lives inside
+        /// one process, so no other process shares it and no crash leaves anything behind.
+        static let shared: [Backend] = [.file]
     }
 
     /// A fresh group of `backend`, removed with the returned folder.
@@ -24,10 +28,11 @@ import Testing
             return (
                 StoreConformance(
                     name: "file",
-                    open: { try FileStore(group: "conformance", keyProvider: testPassphrase(), root: root) },
+                    open: { try FileStore(group: "conformance", keyProvider: helperPassphrase, root: root) },
                     openWithAnotherKey: {
                         try FileStore(group: "conformance", keyProvider: testPassphrase("another passphrase"), root: root)
-                    }), folder
+                    },
+                    processes: StoreConformance.Processes(store: "file", root: root, group: "conformance")), folder
             )
         }
     }
@@ -61,6 +66,18 @@ import Testing
     @Test(arguments: Backend.allCases) func anotherKeyIsATypedError(_ backend: Backend) throws {
         let (suite, folder) = Self.conformance(backend)
         try withExtendedLifetime(folder) { try suite.anotherKeyIsATypedError() }
+    }
+
+    @Test(.tags(.multiProcess), .timeLimit(.minutes(2)), arguments: Backend.shared)
+    func aWriterKilledMidCommitLosesNoAcknowledgedTransaction(_ backend: Backend) throws {
+        let (suite, folder) = Self.conformance(backend)
+        try withExtendedLifetime(folder) { try suite.aWriterKilledMidCommitLosesNoAcknowledgedTransaction(rounds: 10) }
+    }
+
+    @Test(.tags(.multiProcess), .timeLimit(.minutes(2)), arguments: Backend.shared)
+    func twoProcessesWritingAtOnceLoseNothing(_ backend: Backend) throws {
+        let (suite, folder) = Self.conformance(backend)
+        try withExtendedLifetime(folder) { try suite.twoProcessesWritingAtOnceLoseNothing(writesPerProcess: 50) }
     }
 
     /// The public stream over the seam: a group's commit reaches a `changes()` listener.

@@ -23,11 +23,7 @@ extension FileStore: StoreBackend {
     static func retire(_ name: String, _ configuration: CacheConfiguration) throws {
         let directory = try GroupDirectory(root: CacheGroup.fileRoot(configuration), name: name)
         let aside = directory.root + "/." + name + ".moved-" + String(CacheGroup.systemClock())
-        guard rename(directory.path, aside) == 0 else {
-            throw TokenCacheError(
-                .ioFailure, "the group was copied and emptied, but \(directory.path) could not be set aside",
-                underlying: .posix(call: "rename", errno: errno))
-        }
+        try SystemCall.rename(directory.path, aside, "the group was copied and emptied, but setting \(directory.path) aside")
     }
 }
 

@@ -60,7 +60,10 @@ final class FileStore: CacheStore {
     private let groupID: [UInt8]
     private let state: SharedState
     private let lock: FileLock
-    private let readerLog = Mutex<LogHandle?>(nil)
+    /// An open file of the group's log; its header names the log's epoch.
+    typealias Log = LogHandle<UInt16>
+
+    private let readerLog = Mutex<Log?>(nil)
     private let writer = Mutex(WriterState())
     private let failure = Mutex<TokenCacheError?>(nil)
     private let logger: Logger
@@ -68,7 +71,7 @@ final class FileStore: CacheStore {
     /// What the lock holder knows about the log: where it ends, and how many of its records are
     /// live and dead, which decides when to compact. No record is kept: compaction opens the log.
     private struct WriterState {
-        var handle: LogHandle?
+        var handle: Log?
         /// The offset up to which the log has been scanned (0: nothing yet).
         var position: UInt64 = 0
         var lastSequence: UInt64 = 0
@@ -84,7 +87,7 @@ final class FileStore: CacheStore {
         var deadCount = 0
 
         /// A writer at the start of the log `handle` (before its first transaction).
-        init(handle: LogHandle? = nil) {
+        init(handle: Log? = nil) {
             self.handle = handle
             position = handle == nil ? 0 : UInt64(LogFormat.headerByteCount)
         }
@@ -163,7 +166,7 @@ final class FileStore: CacheStore {
             throw TokenCacheError(
                 .storeCorrupted, "the group directory \(directory.path) has no header; it is not a usable group")
         }
-        defer { close(headerFD) }
+        defer { SystemCall.close(headerFD) }
         let header: GroupHeader
         do {
             header = try GroupHeader(decoding: SystemCall.readAll(headerFD, "reading the group header"))
@@ -199,7 +202,7 @@ final class FileStore: CacheStore {
         )
         // Check the log now (ownership, mode, header), so a bad group fails at open, not later.
         let (word, handle) = try currentLog()
-        if UInt64(try SystemCall.fstat(handle.fd, "checking the group log").st_size) > word.length {
+        if try handle.size("checking the group log") > word.length {
             // Usually a writer between its append and publishing (then this waits for it); after
             // a crash, transactions to adopt. A busy lock only postpones this to the next write.
             do {
@@ -250,7 +253,7 @@ final class FileStore: CacheStore {
     /// The published commit word and an open log of its epoch. Retries while a compaction is
     /// being published (the renamed file appears just before its epoch does), and finishes the
     /// publication of a compaction whose writer died between its rename and publishing.
-    private func currentLog(holdingLock: Bool = false, checkingLength: Bool = true) throws -> (CommitWord, LogHandle) {
+    private func currentLog(holdingLock: Bool = false, checkingLength: Bool = true) throws -> (CommitWord, Log) {
         var previous: CommitWord? = nil
         var stable = 0
         for attempt in 0..<400 {
@@ -279,14 +282,14 @@ final class FileStore: CacheStore {
                     TokenCacheError(.storeCorrupted, "the group's log does not belong to its published state (epoch mismatch)"),
                     "log")
             }
-            if attempt < 5 { sched_yield() } else { usleep(1000) }
+            if attempt < 5 { SystemCall.yieldThread() } else { SystemCall.sleep(for: .milliseconds(1)) }
         }
         throw TokenCacheError(.ioFailure, "the group's log is being replaced by another process for too long; retry")
     }
 
     /// Takes the group lock if it is free and, if the state still names the old log, publishes
     /// the compacted one. `nil` when someone else holds the lock (they will do it).
-    private func repairCompaction(_ word: CommitWord, _ handle: LogHandle) throws -> (CommitWord, LogHandle)? {
+    private func repairCompaction(_ word: CommitWord, _ handle: Log) throws -> (CommitWord, Log)? {
         try lock.withLockIfFree {
             guard try state.loadCommitWord() == word else { return nil }
             return try adoptCompactedLog(handle)
@@ -295,7 +298,7 @@ final class FileStore: CacheStore {
 
     /// Publishes a compacted log left unpublished by a writer that died after renaming it into
     /// place (it was synced before the rename, so it is complete). Lock holder only.
-    private func adoptCompactedLog(_ handle: LogHandle) throws -> (CommitWord, LogHandle) {
+    private func adoptCompactedLog(_ handle: Log) throws -> (CommitWord, Log) {
         let bytes = try SystemCall.readAll(handle.fd, "reading the group log")
         var scanner = LogScanner(sealer: sealer, lastSequence: 0, lastCommit: 0)
         let log = try bytes.withUnsafeBytes {
@@ -315,7 +318,7 @@ final class FileStore: CacheStore {
         return (word, handle)
     }
 
-    private func checkLength(_ handle: LogHandle, _ word: CommitWord) throws {
+    private func checkLength(_ handle: Log, _ word: CommitWord) throws {
         let info = try SystemCall.fstat(handle.fd, "checking the group log")
         guard UInt64(info.st_size) >= word.length else {
             throw fail(
@@ -327,27 +330,27 @@ final class FileStore: CacheStore {
         }
     }
 
-    private func openLog() throws -> LogHandle {
+    private func openLog() throws -> Log {
         let fd = try directory.openFile("log", O_RDWR, "opening the group log")
         let bytes: [UInt8]
         do {
             bytes = try SystemCall.pread(fd, count: LogFormat.headerByteCount, at: 0, "reading the group log")
         } catch {
-            close(fd)
+            SystemCall.close(fd)
             throw error
         }
         let epoch = bytes.count == LogFormat.headerByteCount ? UInt16(bytes[8]) | UInt16(bytes[9]) << 8 : 0
         guard LogFormat.headerMatches(bytes, epoch: epoch, groupID: groupID) else {
-            close(fd)
+            SystemCall.close(fd)
             throw fail(TokenCacheError(.storeCorrupted, "the group's log header is damaged or belongs to another group"), "log")
         }
-        return LogHandle(fd: fd, epoch: epoch)
+        return try Log(adopting: fd, header: epoch, "checking the group log")
     }
 
     /// Reads and opens the whole committed log: its live records and their name hashes, its
     /// transactions, and how many changes they hold.
     private func loadAll(
-        _ handle: LogHandle, length: UInt64
+        _ handle: Log, length: UInt64
     ) throws -> (records: [Record], liveHashes: [UInt64], transactions: [ScannedTransaction], changeCount: Int) {
         let bytes = try SystemCall.pread(handle.fd, count: Int(length), at: 0, "reading the group log")
         guard bytes.count == Int(length) else {
@@ -375,7 +378,7 @@ final class FileStore: CacheStore {
     /// that fails returns `nil`, and the caller's full (guarded) load decides whether the log is
     /// really damaged, so a stray cursor can never get a healthy log quarantined.
     private func tail(
-        _ handle: LogHandle, from start: UInt64, to end: UInt64, trusted: Bool = false
+        _ handle: Log, from start: UInt64, to end: UInt64, trusted: Bool = false
     ) throws -> ScannedLog? {
         let headerEnd = UInt64(LogFormat.headerByteCount)
         guard start == headerEnd || start >= headerEnd + UInt64(LogFormat.commitFrameByteCount), start <= end else {
@@ -452,7 +455,7 @@ final class FileStore: CacheStore {
     /// the torn rest (``recoverTail(_:_:)``). Returns where the scan started and what it found.
     private func catchUp(
         _ writer: inout WriterState
-    ) throws -> (word: CommitWord, handle: LogHandle, scannedFrom: UInt64, caughtUp: ScannedLog) {
+    ) throws -> (word: CommitWord, handle: Log, scannedFrom: UInt64, caughtUp: ScannedLog) {
         let (word, handle) = try currentLog(holdingLock: true)
         if writer.handle?.epoch != handle.epoch || writer.position > word.length {
             writer = WriterState(handle: handle)
@@ -488,8 +491,8 @@ final class FileStore: CacheStore {
 
     /// Handles bytes past the published length: keeps complete, authenticated transactions (a
     /// writer that died between its `fsync` and publishing) and cuts off the torn rest.
-    private func recoverTail(_ handle: LogHandle, _ writer: inout WriterState) throws -> ScannedLog {
-        let size = UInt64(try SystemCall.fstat(handle.fd, "checking the group log").st_size)
+    private func recoverTail(_ handle: Log, _ writer: inout WriterState) throws -> ScannedLog {
+        let size = try handle.size("checking the group log")
         guard size > writer.position else { return .empty }
         let bytes = try SystemCall.pread(
             handle.fd, count: Int(size - writer.position), at: writer.position, "reading the group log")
@@ -518,7 +521,7 @@ final class FileStore: CacheStore {
 
     /// Appends one transaction and syncs it; on any failure cuts the file back so nothing of it
     /// survives.
-    private func append(_ changes: [RecordChange], _ handle: LogHandle, _ writer: inout WriterState) throws {
+    private func append(_ changes: [RecordChange], _ handle: Log, _ writer: inout WriterState) throws {
         var buffer: [UInt8] = []
         let sequence = try LogFormat.appendBatchFrames(
             changes, firstSequence: writer.lastSequence + 1, sealer: sealer, to: &buffer)
@@ -532,7 +535,9 @@ final class FileStore: CacheStore {
             try buffer.withUnsafeBytes { try SystemCall.pwrite(handle.fd, $0, at: writer.position, "appending to the group log") }
             try SystemCall.fsync(handle.fd, "syncing the group log")
         } catch {
-            _ = Glibc.ftruncate(handle.fd, off_t(writer.position))
+            // The write's own error is the one to report. If the cut fails too, the bytes lie past
+            // the published length, where the next writer cuts them (``recoverTail(_:_:)``).
+            try? SystemCall.ftruncate(handle.fd, writer.position, "cutting a failed append off the group log")
             throw error
         }
         writer.note(
@@ -555,18 +560,19 @@ final class FileStore: CacheStore {
             sequence: sequence, count: live.count, previousCommit: 0, recordsStart: LogFormat.headerByteCount, sealer: sealer,
             to: &output)
         let temporary = directory.file("log.compact")
-        unlink(temporary)  // a leftover of a compaction that crashed; we hold the lock
+        SystemCall.removeLeftover(temporary)  // of a compaction that crashed; we hold the lock
         do {
             try SystemCall.writeNewFile(temporary, output, "writing the compacted group log")
         } catch {
-            unlink(temporary)
+            SystemCall.removeLeftover(temporary)
             throw error
         }
         let fd = try directory.openFile("log.compact", O_RDWR, "opening the compacted group log")
-        let handle = LogHandle(fd: fd, epoch: epoch)
-        guard rename(temporary, directory.file("log")) == 0 else {
-            let error = SystemCall.error("rename", "replacing the group log")
-            unlink(temporary)
+        let handle = try Log(adopting: fd, header: epoch, "checking the compacted group log")
+        do {
+            try SystemCall.rename(temporary, directory.file("log"), "replacing the group log")
+        } catch {
+            SystemCall.removeLeftover(temporary)
             throw error
         }
         // The rename is visible from here on: the new epoch must be published whatever happens.
@@ -622,4 +628,9 @@ final class FileStore: CacheStore {
         }
         return error
     }
+}
+
+extension LogHandle where Header == UInt16 {
+    /// The epoch a file-store log's header names.
+    fileprivate var epoch: UInt16 { header }
 }

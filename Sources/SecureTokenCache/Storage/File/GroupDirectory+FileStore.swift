@@ -10,12 +10,14 @@ extension GroupDirectory {
         try createRoot()
         let suffix = try Sodium.randomBytes(6).map { String($0, radix: 16) }.joined()
         let temporary = root + "/.\(name).new-\(getpid())-\(suffix)"
-        guard mkdir(temporary, 0o700) == 0 else { throw SystemCall.error("mkdir", "creating the group directory") }
+        guard try SystemCall.mkdir(temporary, "creating the group directory") else {
+            throw SystemCall.error("mkdir", "creating the group directory", errno: EEXIST)
+        }
         var renamed = false
         defer {
             if !renamed {
-                for file in ["header", "log", "state", "lock"] { unlink(temporary + "/" + file) }
-                rmdir(temporary)
+                for file in ["header", "log", "state", "lock"] { SystemCall.removeLeftover(temporary + "/" + file) }
+                SystemCall.removeLeftoverDirectory(temporary)
             }
         }
         let groupID = try Sodium.randomBytes(16)
@@ -32,9 +34,13 @@ extension GroupDirectory {
         )
         try SystemCall.writeNewFile(temporary + "/lock", [], "creating the group lock")
         try SystemCall.fsyncDirectory(temporary)
-        guard Glibc.rename(temporary, path) == 0 else {
-            if errno == EEXIST || errno == ENOTEMPTY { return nil }
-            throw SystemCall.error("rename", "creating the group directory \(path)")
+        do {
+            try SystemCall.rename(temporary, path, "creating the group directory \(path)")
+        } catch let error as TokenCacheError
+            where error.underlying == .posix(call: "rename", errno: EEXIST)
+            || error.underlying == .posix(call: "rename", errno: ENOTEMPTY)
+        {
+            return nil
         }
         renamed = true
         try SystemCall.fsyncDirectory(root)
@@ -45,11 +51,11 @@ extension GroupDirectory {
     /// path, or `nil` if no copy could be made. The damaged file itself is left in place.
     func quarantine(_ file: String) -> String? {
         let folder = path + "/quarantine"
-        if mkdir(folder, 0o700) != 0, errno != EEXIST { return nil }
+        guard (try? SystemCall.mkdir(folder, "making the quarantine folder")) != nil else { return nil }
         guard let source = try? SystemCall.open(self.file(file), O_RDONLY | O_NOFOLLOW, 0, "reading a damaged file") else {
             return nil
         }
-        defer { close(source) }
+        defer { SystemCall.close(source) }
         guard let bytes = try? SystemCall.readAll(source, "reading a damaged file") else { return nil }
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)

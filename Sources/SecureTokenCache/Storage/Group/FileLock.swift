@@ -48,13 +48,12 @@ struct FileLock: Sendable {
     ///   throws.
     func withLock<Result>(timeout: Duration, backoff: Backoff = .writer, _ body: () throws -> Result) throws -> Result {
         let fd = try openFile()
-        defer { close(fd) }  // closing the last descriptor of the description releases the lock
+        defer { SystemCall.close(fd) }  // closing the last descriptor of the description releases the lock
         let start = ContinuousClock.now
         var pause = backoff.first
         while try !tryLock(fd) {
             guard ContinuousClock.now - start < timeout else { throw timedOut(fd, after: timeout) }
-            var interval = timespec(duration: pause)
-            nanosleep(&interval, nil)
+            SystemCall.sleep(for: pause)
             pause = min(pause * 2, backoff.longest)
         }
         noteWait(since: start)
@@ -65,7 +64,7 @@ struct FileLock: Sendable {
     /// Runs `body` holding the lock, or returns `nil` at once if another holder has it.
     func withLockIfFree<Result>(_ body: () throws -> Result) throws -> Result? {
         let fd = try openFile()
-        defer { close(fd) }
+        defer { SystemCall.close(fd) }
         guard try tryLock(fd) else { return nil }
         recordHolder(fd)
         return try body()
@@ -77,7 +76,7 @@ struct FileLock: Sendable {
         timeout: Duration, backoff: Backoff = .refresh, _ body: () async throws -> Result
     ) async throws -> Result {
         let fd = try openFile()
-        defer { close(fd) }
+        defer { SystemCall.close(fd) }
         let start = ContinuousClock.now
         var pause = backoff.first
         while try !tryLock(fd) {
@@ -99,11 +98,9 @@ struct FileLock: Sendable {
     /// (a shared `flock` probe would briefly block writers; `F_GETLK`-style probing does not see
     /// `flock` locks, so this reads `/proc/locks`).
     func holder() -> (pid: Int32?, held: Bool)? {
-        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { return nil }
+        guard let fd = try? SystemCall.open(path, O_RDONLY | O_NOFOLLOW, 0, "reading the lock file \(path)") else { return nil }
+        defer { SystemCall.close(fd) }
+        guard let info = try? SystemCall.fstat(fd, "checking the lock file \(path)") else { return nil }
         let pid = Self.recordedPid(fd)
         return (pid, Self.isLocked(inode: info.st_ino, device: info.st_dev))
     }
@@ -114,10 +111,7 @@ struct FileLock: Sendable {
 
     /// Takes the lock if it is free now.
     private func tryLock(_ fd: Int32) throws -> Bool {
-        if flock(fd, LOCK_EX | LOCK_NB) == 0 { return true }
-        let code = errno
-        guard code == EWOULDBLOCK || code == EINTR else { throw SystemCall.error("flock", "locking \(purpose)", errno: code) }
-        return false
+        try SystemCall.flock(fd, LOCK_EX | LOCK_NB, "locking \(purpose)")
     }
 
     /// Logs a wait for the lock that took longer than ``longWait``, naming the last holder.
@@ -131,8 +125,8 @@ struct FileLock: Sendable {
     /// Writes this process's pid into the file (diagnostics only: a failure must not fail the holder).
     private func recordHolder(_ fd: Int32) {
         let pid = Array("\(getpid())\n".utf8)
-        _ = pid.withUnsafeBytes { Glibc.pwrite(fd, $0.baseAddress, $0.count, 0) }
-        _ = Glibc.ftruncate(fd, off_t(pid.count))
+        try? pid.withUnsafeBytes { try SystemCall.pwrite(fd, $0, at: 0, "recording the lock holder") }
+        try? SystemCall.ftruncate(fd, UInt64(pid.count), "recording the lock holder")
     }
 
     private func timedOut(_ fd: Int32, after timeout: Duration) -> TokenCacheError {
@@ -150,18 +144,10 @@ struct FileLock: Sendable {
 
     /// Whether `/proc/locks` lists a `flock` held on the file with this device and inode.
     private static func isLocked(inode: ino_t, device: dev_t) -> Bool {
-        let fd = Glibc.open("/proc/locks", O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        // A /proc file reports size 0 and may return less than asked before its end: read to EOF.
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 16 << 10)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else { break }
-            bytes += chunk[..<count]
-        }
+        let what = "reading /proc/locks"
+        guard let fd = try? SystemCall.open("/proc/locks", O_RDONLY, 0, what) else { return false }
+        defer { SystemCall.close(fd) }
+        guard let bytes = try? SystemCall.readSequentially(fd, what) else { return false }
         // Holders' lines read "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF" (major and minor
         // in hex); waiters' lines have "->" after the number and are skipped by the field count.
         let major = UInt64((device >> 8) & 0xfff) | UInt64((device >> 32) & ~0xfff)
@@ -177,14 +163,6 @@ struct FileLock: Sendable {
             }
         }
         return false
-    }
-}
-
-extension timespec {
-    /// A `timespec` of `duration` (which must not be negative).
-    init(duration: Duration) {
-        let parts = duration.components
-        self.init(tv_sec: Int(parts.seconds), tv_nsec: Int(parts.attoseconds / 1_000_000_000))
     }
 }
 

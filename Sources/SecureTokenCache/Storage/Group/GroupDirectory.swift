@@ -66,11 +66,7 @@ struct GroupDirectory: Sendable, Hashable {
         guard !root.isEmpty else { throw TokenCacheError(.invalidArgument, "the root directory path is empty") }
         var absolute = root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root
         if !absolute.hasPrefix("/") {
-            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-            guard getcwd(&buffer, buffer.count) != nil else {
-                throw SystemCall.error("getcwd", "making the cache directory \(root) absolute")
-            }
-            let cwd = String(cString: buffer)
+            let cwd = try SystemCall.currentDirectory("making the cache directory \(root) absolute")
             absolute = (cwd == "/" ? "" : cwd) + "/" + (absolute == "." ? "" : absolute)
             if absolute.count > 1 && absolute.hasSuffix("/") { absolute.removeLast() }
         }
@@ -91,7 +87,7 @@ struct GroupDirectory: Sendable, Hashable {
     /// then checks the folder as ``checkSecure()`` does.
     func createIfNeeded() throws {
         try createRoot()
-        if mkdir(path, 0o700) != 0, errno != EEXIST { throw SystemCall.error("mkdir", "creating \(path)") }
+        try SystemCall.mkdir(path, "creating \(path)")
         try checkSecure()
     }
 
@@ -107,7 +103,7 @@ struct GroupDirectory: Sendable, Hashable {
             try SystemCall.createFileWhole(file("id"), try Sodium.randomBytes(Self.identityByteCount), what)
         }
         let fd = try openFile("id", O_RDONLY, what)
-        defer { close(fd) }
+        defer { SystemCall.close(fd) }
         let bytes = try SystemCall.readAll(fd, what)
         guard bytes.count == Self.identityByteCount else {
             throw TokenCacheError(.storeCorrupted, "\(file("id")) is damaged; remove it (a new one is made)")
@@ -125,9 +121,7 @@ struct GroupDirectory: Sendable, Hashable {
         var current = path.hasPrefix("/") ? "" : "."
         for component in path.split(separator: "/") {
             current += "/" + component
-            if mkdir(current, 0o700) != 0, errno != EEXIST {
-                throw SystemCall.error("mkdir", "creating the cache directory \(current)")
-            }
+            try SystemCall.mkdir(current, "creating the cache directory \(current)")
         }
     }
 

@@ -27,20 +27,17 @@ final class SharedMapping: @unchecked Sendable {
             try SystemCall.createFileWhole(path, initialBytes, what)
         }
         let fd = try SystemCall.openPrivateFile(path, O_RDWR, what)
-        defer { close(fd) }
+        defer { SystemCall.close(fd) }
         let info = try SystemCall.fstat(fd, what)
         guard info.st_size == off_t(byteCount) else {
             throw TokenCacheError(.storeCorrupted, "\(path) has the wrong size (\(info.st_size) bytes, not \(byteCount))")
         }
-        guard let mapped = mmap(nil, byteCount, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), mapped != MAP_FAILED else {
-            throw SystemCall.error("mmap", what)
-        }
-        base = mapped
+        base = try SystemCall.mmapShared(fd, byteCount: byteCount, what)
         self.byteCount = byteCount
     }
 
     deinit {
-        munmap(base, byteCount)
+        SystemCall.munmap(base, byteCount)
     }
 
     /// The 64-bit word at `offset` (a multiple of 8), for atomic loads and stores.
@@ -50,7 +47,7 @@ final class SharedMapping: @unchecked Sendable {
     }
 
     /// Writes the mapping back to the file and waits for it (so it survives a power loss).
-    func sync() {
-        msync(base, byteCount, MS_SYNC)
+    func sync(_ what: String) throws {
+        try SystemCall.msync(base, byteCount, what)
     }
 }

@@ -1,5 +1,4 @@
 import Atomics
-import Glibc
 
 /// A group's shared state page, `state` in the group's folder, mapped by every process that opens
 /// the group (see ``SharedMapping``): the generation every store's readers compare with their
@@ -74,7 +73,10 @@ final class SharedState: Sendable {
     /// inotify event, and an event raised before the generation moved could wake a watcher that
     /// then finds nothing new and misses the commit.
     private func announce() {
-        _ = utimensat(AT_FDCWD, path, nil, AT_SYMLINK_NOFOLLOW)
+        // Not reported: the generation is published already, so failing the writer now would
+        // call a commit that happened a failure; a listener that misses this event still sees
+        // the generation at its next look.
+        try? SystemCall.touch(path, "announcing a commit")
     }
 
     /// The published commit word. Throws ``TokenCacheError/Code/storeCorrupted`` if it is damaged.
@@ -89,6 +91,9 @@ final class SharedState: Sendable {
     /// to disk (after a compaction, so the new epoch survives a power loss).
     func publish(_ word: CommitWord, durable: Bool) {
         commitWord.store(word.raw, ordering: .releasing)
-        if durable { mapping.sync() }
+        // A failed sync is not reported: every process sees the word in the mapping already, and
+        // a page that a power cut sends back to the previous epoch is repaired by the next open,
+        // which adopts the log one epoch ahead.
+        if durable { try? mapping.sync("writing the group's state file back") }
     }
 }

@@ -28,10 +28,8 @@ import Synchronization
 /// - Reading (no lock, no D-Bus): find where the commit frame of the reader's generation ends
 ///   (its cursor's position, checked; the header, when that generation is the base; else a walk
 ///   over the frame headers), then open what follows, keeping only complete, authenticated
-///   transactions that continue the chain.
-/// - The newest transaction is also in a mapped copy (``KeyringLastCommit``), written by
-///   ``commit(_:)``: a reader one generation behind (the usual case after another process's
-///   write) checks and takes it from there first, with no system call.
+///   transactions that continue the chain. A reader keeps its file open, so catching up with
+///   another process's commit is one read of the new frames.
 final class KeyringJournal: Sendable {
     /// The journal's file name in the group's coordination folder.
     static let fileName = "journal"
@@ -43,23 +41,23 @@ final class KeyringJournal: Sendable {
     static let maximumGeneration = UInt64(UInt32.max)
     private static let magic = Array("STCJRN01".utf8)
 
+    /// An open journal file; its header is the generation the journal starts after (its first
+    /// commit is generation `header + 1`).
+    typealias File = LogHandle<UInt64>
+
     /// The journal's path.
     let path: String
     /// The size past which the next write starts a new journal.
     let sizeLimit: UInt64
     private let sealer: RecordSealer
     /// The file the last read used, kept open for the next one.
-    private let readerFile = Mutex<KeyringJournalFile?>(nil)
-    /// The copy of the newest transaction; `nil` when its file could not be used (readers then
-    /// always read the journal file).
-    private let lastCommit: KeyringLastCommit?
+    private let readerFile = Mutex<File?>(nil)
 
     /// The journal of the group whose coordination folder is `directory`, sealed by `sealer`.
     init(directory: GroupDirectory, sealer: RecordSealer, sizeLimit: Int = KeyringJournal.defaultSizeLimit) {
         path = directory.file(Self.fileName)
         self.sealer = sealer
         self.sizeLimit = UInt64(max(sizeLimit, 0))
-        lastCommit = KeyringLastCommit(directory: directory)
     }
 
     /// The header of a journal that starts after generation `base`.
@@ -103,19 +101,13 @@ final class KeyringJournal: Sendable {
     /// just after `target`'s commit; `nil` when the journal cannot tell (then read the item).
     ///
     /// `position` is where the caller last found `generation` to end (a cursor's position); it
-    /// is checked, never trusted. One generation behind, takes the copy of the newest
-    /// transaction if it is that one; else reads the file the last call used first, and if that
-    /// one does not reach `target` (a writer has started a new journal since), the file the path
-    /// names now.
+    /// is checked, never trusted. Reads the file the last call used first, and if that one does
+    /// not reach `target` (a writer has started a new journal since), the file the path names
+    /// now.
     func changes(
         after generation: UInt64, hint position: UInt64, through target: UInt64
     ) -> (changes: [RecordChange], position: UInt64)? {
         guard target > generation else { return nil }
-        if target == generation + 1, let copy = lastCommit?.read(),
-            let found = changes(inCopy: copy.frames, at: copy.start, after: generation)
-        {
-            return found
-        }
         let cached = readerFile.withLock { $0 }
         if let cached, let found = changes(in: cached, after: generation, hint: position, through: target) {
             return found
@@ -126,7 +118,7 @@ final class KeyringJournal: Sendable {
 
     /// ``changes(after:hint:through:)`` in one given file.
     func changes(
-        in file: KeyringJournalFile, after generation: UInt64, hint position: UInt64, through target: UInt64
+        in file: File, after generation: UInt64, hint position: UInt64, through target: UInt64
     ) -> (changes: [RecordChange], position: UInt64)? {
         guard target > generation, let tail = tail(of: file, after: generation, hint: position) else { return nil }
         let count = Int(clamping: target - generation)
@@ -143,22 +135,9 @@ final class KeyringJournal: Sendable {
 
     /// The complete transactions `file` holds after the commit of `generation`, or `nil` if it
     /// holds no such commit.
-    func tail(of file: KeyringJournalFile, after generation: UInt64, hint position: UInt64) -> Tail? {
+    func tail(of file: File, after generation: UInt64, hint position: UInt64) -> Tail? {
         guard let located = locate(generation, in: file, hint: position) else { return nil }
         return tail(of: located, after: generation)
-    }
-
-    /// The changes of the transaction that made generation `generation + 1`, and the position
-    /// just after its commit, from a copy of its frames that start at journal position `start`
-    /// (``KeyringLastCommit``); `nil` unless the copy is exactly that transaction, complete and
-    /// authentic, as the journal would have given it.
-    func changes(inCopy frames: [UInt8], at start: UInt64, after generation: UInt64) -> (
-        changes: [RecordChange], position: UInt64
-    )? {
-        guard generation < Self.maximumGeneration else { return nil }
-        let tail = tail(of: Located(bytes: frames, bytesStart: start, start: 0), after: generation)
-        guard tail.transactionCount == 1, tail.reachesEnd else { return nil }
-        return (tail.changes(ofFirst: 1), tail.end)
     }
 
     /// The complete transactions in `located` after the commit of `generation`, which ends at
@@ -192,18 +171,18 @@ final class KeyringJournal: Sendable {
     /// is that commit (one read of the tail from there), at the header if `generation` is the
     /// file's base, else by walking the frames from the header (no record is opened; the
     /// caller's scan authenticates the chain from there).
-    private func locate(_ generation: UInt64, in file: KeyringJournalFile, hint position: UInt64) -> Located? {
-        guard generation >= file.base, generation <= Self.maximumGeneration else { return nil }
+    private func locate(_ generation: UInt64, in file: File, hint position: UInt64) -> Located? {
+        guard generation >= file.header, generation <= Self.maximumGeneration else { return nil }
         let commitBytes = LogFormat.commitFrameByteCount
         let headerEnd = UInt64(Self.headerByteCount)
         let sequence = generation << 32
-        if position >= headerEnd + UInt64(commitBytes), let bytes = file.bytes(from: position - UInt64(commitBytes)),
+        if position >= headerEnd + UInt64(commitBytes), let bytes = Self.bytes(of: file, from: position - UInt64(commitBytes)),
             bytes.withUnsafeBytes({ LogFormat.sequenceOfCommitFrame(endingAt: commitBytes, in: $0) }) == sequence
         {
             return Located(bytes: bytes, bytesStart: position - UInt64(commitBytes), start: commitBytes)
         }
-        guard let bytes = file.bytes(from: headerEnd) else { return nil }
-        if generation == file.base { return Located(bytes: bytes, bytesStart: headerEnd, start: 0) }
+        guard let bytes = Self.bytes(of: file, from: headerEnd) else { return nil }
+        if generation == file.header { return Located(bytes: bytes, bytesStart: headerEnd, start: 0) }
         guard let end = bytes.withUnsafeBytes({ Self.endOfCommit(sequence, in: $0) }) else { return nil }
         return Located(bytes: bytes, bytesStart: headerEnd, start: end)
     }
@@ -225,14 +204,37 @@ final class KeyringJournal: Sendable {
         return nil
     }
 
+    /// The bytes of `file` from `offset` to its end, or `nil` if they cannot be read.
+    private static func bytes(of file: File, from offset: UInt64) -> [UInt8]? {
+        try? file.bytes(from: offset, "reading the journal")
+    }
+
     /// The journal file the path names now: the reader's open one if it is still that file,
     /// else the new one (kept for the next read); `nil` if there is none or it is unusable.
-    private func currentReaderFile() -> KeyringJournalFile? {
+    private func currentReaderFile() -> File? {
         let cached = readerFile.withLock { $0 }
-        if let cached, KeyringJournalFile.identity(ofPath: path) == cached.identity { return cached }
-        let file = KeyringJournalFile(path: path, writable: false)
+        if let cached, (try? File.identity(ofPath: path, "looking for the journal")) == cached.identity { return cached }
+        let file = openFile(writable: false)
         readerFile.withLock { $0 = file }
         return file
+    }
+
+    /// Opens the journal, or returns `nil` if there is none, or it is not a regular file of this
+    /// user with mode 0600 (or stricter), or its header is not a journal header.
+    ///
+    /// Never throws: a journal is only a fast path, so whatever is wrong with it only means not
+    /// using it.
+    func openFile(writable: Bool) -> File? {
+        guard let fd = try? SystemCall.openPrivateFile(path, writable ? O_RDWR : O_RDONLY, "opening the journal") else {
+            return nil
+        }
+        guard let header = try? SystemCall.pread(fd, count: Self.headerByteCount, at: 0, "reading the journal"),
+            let base = Self.base(ofHeader: header)
+        else {
+            SystemCall.close(fd)
+            return nil
+        }
+        return try? File(adopting: fd, header: base, "checking the journal")
     }
 
     // MARK: Writing (lock holder only)
@@ -240,7 +242,7 @@ final class KeyringJournal: Sendable {
     /// A transaction whose batch frames are in the journal and whose commit frame is not yet.
     struct Pending {
         /// The journal file it is written to.
-        let file: KeyringJournalFile
+        let file: File
         /// The generation the transaction makes.
         let generation: UInt64
         /// Its number of changes.
@@ -253,19 +255,20 @@ final class KeyringJournal: Sendable {
 
     /// The journal file for the lock holder to append to, or `nil` if there is none (or it is
     /// unusable).
-    func openForWriting() -> KeyringJournalFile? {
-        KeyringJournalFile(path: path, writable: true)
+    func openForWriting() -> File? {
+        openFile(writable: true)
     }
 
     /// Where `file` ends if it ends exactly with the commit of `generation` (or is just a header
     /// with `generation` as its base): there the next transaction can be appended. `nil`
     /// otherwise (then the next write starts a new journal).
-    func appendPosition(in file: KeyringJournalFile, after generation: UInt64) -> UInt64? {
+    func appendPosition(in file: File, after generation: UInt64) -> UInt64? {
         let headerEnd = UInt64(Self.headerByteCount)
         let commitBytes = UInt64(LogFormat.commitFrameByteCount)
-        guard let size = file.size(), generation <= Self.maximumGeneration else { return nil }
-        if size == headerEnd { return file.base == generation ? size : nil }
-        guard size >= headerEnd + commitBytes, let last = file.bytes(from: size - commitBytes), last.count == Int(commitBytes),
+        guard let size = try? file.size("checking the journal"), generation <= Self.maximumGeneration else { return nil }
+        if size == headerEnd { return file.header == generation ? size : nil }
+        guard size >= headerEnd + commitBytes, let last = Self.bytes(of: file, from: size - commitBytes),
+            last.count == Int(commitBytes),
             last.withUnsafeBytes({ LogFormat.sequenceOfCommitFrame(endingAt: Int(commitBytes), in: $0) }) == generation << 32
         else { return nil }
         return size
@@ -281,7 +284,7 @@ final class KeyringJournal: Sendable {
     ///   written nor removed: it would claim the item is still at the previous generation, so
     ///   the transaction must not go ahead.
     func begin(
-        _ changes: [RecordChange], generation: UInt64, appendingTo file: KeyringJournalFile?, at end: UInt64?
+        _ changes: [RecordChange], generation: UInt64, appendingTo file: File?, at end: UInt64?
     ) throws -> Pending? {
         guard generation >= 1, generation <= Self.maximumGeneration, changes.count < Int(UInt32.max) else {
             try remove()
@@ -317,7 +320,7 @@ final class KeyringJournal: Sendable {
     }
 
     /// Appends the commit frame of `pending` (call after the records item was stored, before
-    /// publishing its generation) and makes the transaction the mapped copy. Returns the whole
+    /// publishing its generation). Returns the whole
     /// transaction as written, or `nil` if the commit frame could not be written (the journal is
     /// removed then, if it can be; else its unfinished transaction keeps anyone from trusting
     /// it).
@@ -336,33 +339,31 @@ final class KeyringJournal: Sendable {
             try? remove()
             return nil
         }
-        let committed = Committed(start: pending.recordsStart, frames: bytes)
-        lastCommit?.publish(committed)
-        return committed
+        return Committed(start: pending.recordsStart, frames: bytes)
     }
 
     /// Takes `pending`'s batch frames out again (the records item was not stored), so the
     /// journal ends with the previous generation's commit as before. If that fails, the
     /// unfinished transaction stays and keeps anyone from trusting the journal.
     func abandon(_ pending: Pending) {
-        _ = Glibc.ftruncate(pending.file.fd, off_t(pending.recordsStart))
+        try? SystemCall.ftruncate(pending.file.fd, pending.recordsStart, "taking an abandoned transaction out of the journal")
     }
 
     /// Writes a new journal with `base` and `frames` after its header (`journal.new`, `O_EXCL`,
     /// 0600) and renames it over the old one. No `fsync`: the journal is a cache of the durable
     /// item, checked on every read, so one that a power cut damaged is only read around.
-    private func startJournal(base: UInt64, frames: [UInt8]) throws -> KeyringJournalFile {
+    private func startJournal(base: UInt64, frames: [UInt8]) throws -> File {
         let temporary = path + ".new"
-        unlink(temporary)  // a leftover of a writer that died here; we hold the lock
+        SystemCall.removeLeftover(temporary)  // of a writer that died here; we hold the lock
         let fd = try SystemCall.open(temporary, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600, "creating a new journal")
-        let file = try KeyringJournalFile(adopting: fd, base: base)
+        let file = try File(adopting: fd, header: base, "checking the new journal")
         do {
             try (Self.header(base: base) + frames).withUnsafeBytes {
                 try SystemCall.pwrite(fd, $0, at: 0, "writing a new journal")
             }
-            guard rename(temporary, path) == 0 else { throw SystemCall.error("rename", "replacing the journal") }
+            try SystemCall.rename(temporary, path, "replacing the journal")
         } catch {
-            unlink(temporary)
+            SystemCall.removeLeftover(temporary)
             throw error
         }
         return file
@@ -372,7 +373,6 @@ final class KeyringJournal: Sendable {
     ///
     /// - Throws: ``TokenCacheError/Code/ioFailure`` if it exists and cannot be removed.
     func remove() throws {
-        lastCommit?.publish(nil)
-        guard unlink(path) == 0 || errno == ENOENT else { throw SystemCall.error("unlink", "removing the journal") }
+        try SystemCall.unlink(path, "removing the journal")
     }
 }

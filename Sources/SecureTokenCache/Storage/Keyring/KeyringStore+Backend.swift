@@ -22,7 +22,8 @@ extension KeyringStore: StoreBackend {
 
     /// Removes the marker, so `auto` looks for the group elsewhere.
     static func retire(_ name: String, _ configuration: CacheConfiguration) throws {
-        unlink(CacheGroup.keyringMarker(root: try CacheGroup.fileRoot(configuration), name: name))
+        let marker = CacheGroup.keyringMarker(root: try CacheGroup.fileRoot(configuration), name: name)
+        try SystemCall.unlink(marker, "the group was copied and emptied, but removing its keyring marker \(marker)")
     }
 }
 
@@ -36,9 +37,10 @@ extension CacheGroup {
         // Remember where the group lives, so `auto` never opens an empty file group in its place.
         try? GroupDirectory(root: root, name: name).createRoot()
         let marker = keyringMarker(root: root, name: name)
-        if !exists(marker) {
-            let fd = Glibc.open(marker, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-            if fd >= 0 { close(fd) }
+        // Best effort: a root this process cannot write to leaves no marker, and the group, which
+        // lives in the keyring, opens all the same.
+        if !exists(marker), let fd = try? SystemCall.open(marker, O_WRONLY | O_CREAT | O_NOFOLLOW, 0o600, "marking the group") {
+            SystemCall.close(fd)
         }
         return try CacheGroup(name: name, store: store, reason: reason, logger: configuration.logger)
     }

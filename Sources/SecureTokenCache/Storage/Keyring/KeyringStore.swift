@@ -8,8 +8,7 @@ import Synchronization
 /// ``KeyringSnapshot`` of every record, sealed under that key. The item is the group's only
 /// source of truth. Its coordination folder (``GroupDirectory/keyring(root:name:)``, 0700) holds
 /// the group lock, the shared generation (``SharedState``), and a sealed change journal
-/// (``KeyringJournal``) with a mapped copy of its newest transaction (``KeyringLastCommit``), all
-/// 0600.
+/// (``KeyringJournal``), all 0600.
 ///
 /// - A write takes the group lock, brings the state it last saw up to date from the journal (or,
 ///   when the journal cannot tell, reads the item), applies the changes, appends them to the
@@ -18,11 +17,10 @@ import Synchronization
 ///   library's back is written again whole from that state (reads of the item still report it).
 /// - ``currentGeneration()`` is one atomic load. ``update(since:)`` returns `.unchanged` when the
 ///   counter has not moved; otherwise it reads the new transactions from the journal (no lock,
-///   no D-Bus; one generation behind, from its mapped copy, with no system call either) and
-///   returns them as `.changes`. Only when the journal is missing, replaced, damaged or does not
-///   reach the counter does it read the item and `.reload`.
-/// - Damage in the copy only means reading the journal file; damage in the journal is never an
-///   error and never a shortened group: it only means reading the item.
+///   no D-Bus) and returns them as `.changes`. Only when the journal is missing, replaced,
+///   damaged or does not reach the counter does it read the item and `.reload`.
+/// - Damage in the journal is never an error and never a shortened group: it only means reading
+///   the item.
 ///
 /// A locked, missing or unreachable keyring is always a typed error, never an empty group.
 final class KeyringStore: CacheStore {
@@ -269,7 +267,7 @@ final class KeyringStore: CacheStore {
     /// (`nil`: a new journal must be started), and what a caller at `cursor` must apply to catch
     /// up. From the newest state seen plus the journal when the journal reaches the counter and
     /// ends cleanly (no writer stopped half-way); else from the records item.
-    private func writerState(_ file: KeyringJournalFile?, since cursor: StoreCursor) throws -> WriterState {
+    private func writerState(_ file: KeyringJournal.File?, since cursor: StoreCursor) throws -> WriterState {
         let published = shared.loadGeneration()
         // Taken out, so applying the journal changes it in place instead of copying it; the
         // caller remembers the state it ends with.
@@ -302,7 +300,7 @@ final class KeyringStore: CacheStore {
 
     /// What a caller at `cursor` must apply to reach `snapshot`: the journal's transactions if
     /// `file` has them all, else the whole snapshot.
-    private func catchUp(_ cursor: StoreCursor, in file: KeyringJournalFile, to snapshot: KeyringSnapshot, at position: UInt64)
+    private func catchUp(_ cursor: StoreCursor, in file: KeyringJournal.File, to snapshot: KeyringSnapshot, at position: UInt64)
         -> StoreUpdate
     {
         if cursor.epoch == 0, cursor.generation < snapshot.sequence,

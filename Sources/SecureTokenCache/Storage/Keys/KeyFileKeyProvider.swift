@@ -22,7 +22,9 @@ struct KeyFileKeyProvider: KeyProvider {
 
     /// The key in the file, creating the file with a random key if it does not exist yet.
     func makeKey(groupID: [UInt8], groupName: String) throws -> ProvidedKey {
-        if access(path, F_OK) == 0 { return ProvidedKey(key: try readKey(), source: .keyFile) }
+        if try SystemCall.lstat(path, "looking for the key file \(path)") != nil {
+            return ProvidedKey(key: try readKey(), source: .keyFile)
+        }
         // A process racing us never reads a half-written key: the file appears whole or not at
         // all, and if another process made it first, its key is the one.
         let key = try SecretKey()
@@ -43,7 +45,7 @@ struct KeyFileKeyProvider: KeyProvider {
 
     private func readKey() throws -> SecretKey {
         let fd = try SystemCall.open(path, O_RDONLY | O_NOFOLLOW, 0, "opening the key file \(path)")
-        defer { close(fd) }
+        defer { SystemCall.close(fd) }
         let info = try SystemCall.fstat(fd, "checking the key file \(path)")
         guard info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid(), info.st_mode & 0o077 == 0 else {
             throw TokenCacheError(
@@ -56,12 +58,8 @@ struct KeyFileKeyProvider: KeyProvider {
                 .wrongKey, "the key file \(path) is not a key file (it must hold exactly \(SecretKey.byteCount) bytes)")
         }
         return try SecretKey { buffer in
-            var done = 0
-            while done < buffer.count {
-                let n = Glibc.pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(done))
-                if n < 0, errno == EINTR { continue }
-                guard n > 0 else { throw SystemCall.error("pread", "reading the key file \(path)") }
-                done += n
+            guard try SystemCall.pread(fd, into: buffer, at: 0, "reading the key file \(path)") == buffer.count else {
+                throw TokenCacheError(.ioFailure, "the key file \(path) was cut short while it was read; retry")
             }
         }
     }

@@ -45,15 +45,14 @@ extension KeyringTests {
             defer { if !unlocked { try? Support.unlockTestKeyring() } }
             #expect(try client.isDefaultCollectionLocked())
 
-            // Catching up from the last-commit copy or the journal needs no D-Bus (the key is
-            // already in this process), so it still answers, with the whole group. With both
-            // emptied it must read the item.
+            // Catching up from the journal needs no D-Bus (the key is already in this process), so
+            // it still answers, with the whole group. With the journal emptied it must read the
+            // item.
             var caughtUp: [String: String] = [:]
             Support.apply(try store.update(since: .start), to: &caughtUp)
             #expect(caughtUp == expected)
             let directory = try GroupDirectory.madeKeyring(group)
             #expect(truncate(directory.file(KeyringJournal.fileName), 0) == 0)
-            try #require(KeyringLastCommit(directory: directory)).publish(nil)
 
             // Never "empty" or "signed out": every path that needs the item says locked.
             for (what, attempt) in [

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import SecureTokenCache
@@ -23,7 +24,8 @@ extension KeyringTests {
                         }
                         KeyringKeyProvider.forgetCachedKeys()
                         return try KeyringStore(group: group, root: root)
-                    }), folder
+                    },
+                    processes: StoreConformance.Processes(store: "keyring", root: root, group: group)), folder
             )
         }
 
@@ -50,6 +52,18 @@ extension KeyringTests {
         @Test func anotherKeyIsATypedError() throws {
             let (suite, folder) = Self.conformance()
             try withExtendedLifetime(folder) { try suite.anotherKeyIsATypedError() }
+        }
+
+        @Test(.tags(.multiProcess), .timeLimit(.minutes(3)))
+        func aWriterKilledMidCommitLosesNoAcknowledgedTransaction() throws {
+            let (suite, folder) = Self.conformance()
+            try withExtendedLifetime(folder) { try suite.aWriterKilledMidCommitLosesNoAcknowledgedTransaction(rounds: 5) }
+        }
+
+        @Test(.tags(.multiProcess), .timeLimit(.minutes(3)))
+        func twoProcessesWritingAtOnceLoseNothing() throws {
+            let (suite, folder) = Self.conformance()
+            try withExtendedLifetime(folder) { try suite.twoProcessesWritingAtOnceLoseNothing(writesPerProcess: 20) }
         }
 
         @Test func aCommitIsFollowedByAChangeEvent() async throws {

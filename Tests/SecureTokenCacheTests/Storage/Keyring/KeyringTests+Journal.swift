@@ -359,9 +359,8 @@ extension KeyringTests {
             #expect(journalUpdates > 0)
         }
 
-        /// The journal and the last-commit copy are 0600 files in the 0700 runtime folder, and
-        /// hold no plaintext.
-        @Test func theJournalAndTheCopyArePrivateAndSealed() throws {
+        /// The journal is a 0600 file in the 0700 coordination folder, and holds no plaintext.
+        @Test func theJournalIsPrivateAndSealed() throws {
             let group = Support.uniqueGroup("journal-hygiene")
             let store = try KeyringStore(group: group)
             let name = "alice@contoso.example-accesstoken"
@@ -371,7 +370,7 @@ extension KeyringTests {
             var info = stat()
             #expect(lstat(directory.path, &info) == 0)
             #expect(info.st_mode & 0o777 == 0o700)
-            for file in [KeyringJournal.fileName, KeyringLastCommit.fileName] {
+            for file in [KeyringJournal.fileName] {
                 let path = directory.file(file)
                 #expect(lstat(path, &info) == 0)
                 #expect(info.st_mode & S_IFMT == S_IFREG)
