@@ -23,7 +23,7 @@ extension DoctorCommand {
             return DoctorCheck(
                 name: name, outcome: .warning,
                 detail: "\(what) \(path) does not exist: \(SharedCacheText.toolName(cache)) never signed in here",
-                advice: "sign in with \(SharedCacheText.toolName(cache))")
+                advice: "sign in with \(SharedCacheText.toolName(cache)), or see `cachetool discover` for the caches there are")
         }
         guard (info.st_mode & S_IFMT) == S_IFREG, info.st_uid == geteuid() else {
             return DoctorCheck(

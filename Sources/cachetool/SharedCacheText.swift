@@ -43,7 +43,7 @@ enum SharedCacheText {
         let named = cache.name == "custom" ? "" : " " + cache.name
         return CommandFailure(
             .notFound,
-            "there is no shared cache\(named) (\(what)); nothing was created. Sign in with \(toolName(cache)) first"
+            "there is no shared cache\(named) (\(what)); nothing was created. Sign in with \(toolName(cache)) first, or see 'cachetool discover'"
         )
     }
 

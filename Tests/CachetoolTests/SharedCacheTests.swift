@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// The other tools' shared caches as `--store`: the presets' paths, every command on an
-/// msal-file document, `move`, and damaged documents. Each test has its own home
+/// msal-file document, `discover`, `move`, and damaged documents. Each test has its own home
 /// folder; the file kind is enough for all of it (the keyring kind is only asked to say where
 /// it would look).
 @Suite(.timeLimit(.minutes(3))) struct SharedCacheTests {
@@ -220,6 +220,48 @@ import Testing
         #expect(onto.status == 2, "\(onto)")
         #expect(onto.stderr.contains("already holds entries"))
         #expect(try Data(contentsOf: azureCLIFile) == (try Data(contentsOf: TestFiles.vector("v1_single_account"))))
+    }
+
+    // MARK: discover
+
+    @Test func discoverFindsAPlantedAzureCLICacheAndOurGroupsAndCreatesNothing() throws {
+        try plant("v1_single_account")
+        try plant("v3_foci_two_clients", at: home.appendingPathComponent(".IdentityService/msal.cache.nocae"))
+        let ours = try run(
+            ["import", TestFiles.vector("v2_two_accounts_two_tenants").path, "--store", "file", "--group", "com.example.ours"]
+                + ["--passphrase-env", FileStore.passphraseVariable])
+        try #require(ours.status == 0, "\(ours)")
+        let before = try snapshot()
+
+        let listed = try run(["discover", "--json", "--passphrase-env", FileStore.passphraseVariable])
+        #expect(listed.status == 0, "\(listed)")
+        let caches = try #require(try listed.json() as? [[String: Any]])
+        let azure = try #require(caches.first { $0["name"] as? String == "azure-cli" }, "\(caches)")
+        #expect(azure["store"] as? String == "msal-file")
+        #expect(azure["protection"] as? String == "plaintextFile")
+        #expect(azure["sealed"] as? Bool == false)
+        #expect(azure["entries"] as? Int == 5)
+        #expect(azure["accounts"] as? Int == 1)
+        #expect(azure["location"] as? String == azureCLIFile.path)
+        #expect(azure["command"] as? String == "cachetool status --store azure-cli")
+        let identity = try #require(caches.first { $0["name"] as? String == "azure-identity-file" }, "\(caches)")
+        #expect(identity["entries"] as? Int == 8)
+        let group = try #require(caches.first { $0["name"] as? String == "com.example.ours" }, "\(caches)")
+        #expect(group["store"] as? String == "file")
+        #expect(group["sealed"] as? Bool == true)
+        #expect(group["entries"] as? Int == 14)
+
+        let human = try run(["discover"], removing: ["DBUS_SESSION_BUS_ADDRESS"])
+        #expect(human.status == 0, "\(human)")
+        #expect(human.stdout.contains("cachetool status --store azure-cli"))
+        // Each listed command opens what it lists.
+        let command = try #require(azure["command"] as? String).split(separator: " ").dropFirst().map(String.init)
+        #expect(try run(command).status == 0)
+        #expect(try snapshot() == before, "discover created or changed something")
+    }
+
+    func run(_ arguments: [String], removing: [String]) throws -> Cachetool.Run {
+        try Cachetool.run(arguments, environment: environment, removing: removing + ["AZURE_CONFIG_DIR"])
     }
 
     // MARK: Bad input
