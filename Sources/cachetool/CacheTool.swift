@@ -15,7 +15,11 @@ struct CacheTool: ParsableCommand {
             `show --reveal` or `export --include-secrets`; listings show a short fingerprint instead.
 
             Every command that reads a group takes --group, --store, --dir, --passphrase-env and \
-            --key-file, before or after the command name. Listings take --json for scripts: the JSON carries \
+            --key-file, before or after the command name. --store also opens the caches the \
+            other Microsoft tools share (Azure CLI, azure-identity, Azure PowerShell): a preset \
+            such as --store azure-cli, or --store msal-file --path FILE, or --store msal-keyring \
+            --schema NAME --attribute KEY=VALUE; those caches are plaintext JSON or a keyring \
+            item, never sealed, and `cachetool discover` lists the ones on this machine. Listings take --json for scripts: the JSON carries \
             the same rows and values as the table. Errors are one line on standard error, \
             "cachetool: error: <message>", and nothing is changed.
 
@@ -27,6 +31,9 @@ struct CacheTool: ParsableCommand {
               cachetool export backup.json --include-secrets
               cachetool clear --expired --yes
               cachetool doctor
+              cachetool discover
+              cachetool list tokens --store azure-cli
+              cachetool move --from-store azure-cli --to-store auto --group com.example.azure
 
             EXIT STATUS
             \(ExitStatus.table)
@@ -39,7 +46,7 @@ struct CacheTool: ParsableCommand {
             """,
         subcommands: [
             StatusCommand.self, ListCommand.self, ShowCommand.self, ClearCommand.self, ImportCommand.self, ExportCommand.self,
-            DoctorCommand.self,
+            MoveCommand.self, DiscoverCommand.self, DoctorCommand.self,
         ]
     )
 

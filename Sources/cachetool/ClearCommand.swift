@@ -27,6 +27,7 @@ struct ClearCommand: ParsableCommand {
               cachetool clear --account alice@contoso.com --dry-run
               cachetool clear --client 04b07795-8ddb-461a-bbee-02f9e1bf7b46
               cachetool clear --all --yes --json
+              cachetool clear --all --yes --store azure-cli      (signs Azure CLI out)
             """
     )
 
@@ -68,7 +69,8 @@ struct ClearCommand: ParsableCommand {
     }
 
     func run() throws {
-        let group = try global.openExisting()
+        let configuration = try global.configuration()
+        let group = try GlobalOptions.openExisting(global.group, configuration: configuration)
         let now = Console.now
         let planned = try group.entriesToClear(selection)
         if planned.isEmpty {
@@ -102,6 +104,11 @@ struct ClearCommand: ParsableCommand {
             }
         }
         let removed = try group.clear(selection)
+        if let shared = configuration.sharedCache, !removed.isEmpty {
+            Console.note(
+                "\(SharedCacheText.label(shared)) is the cache of \(SharedCacheText.toolName(shared)): what was removed is signed out of it there too"
+            )
+        }
         if json {
             Console.line(JSONWriter.text(Self.report(removed: removed, dryRun: false, now: now), style: .pretty))
         } else {

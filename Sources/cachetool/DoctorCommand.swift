@@ -39,6 +39,16 @@ struct DoctorCommand: ParsableCommand {
                                  locks, counter) for each store, and who holds the lock
               file integrity     the group's file store opens with the given key
 
+            For another tool's shared cache (--store msal-file, msal-keyring or a preset) it \
+            checks instead:
+              shared cache       the file (owned by you, 0600) or the keyring item's signal file
+              lock file          whether a tool holds the cache's lock file, and whether its
+                                 holder still runs
+              document           the MSAL JSON document parses: entries and accounts
+              protection         always a warning: the cache is plaintext JSON or a keyring item
+                                 any process of yours can read, in the other tools' format that
+                                 cannot be sealed; the advice says what you can do about it
+
             doctor never creates, unlocks or changes anything: it asks the Secret Service \
             without a prompt, and opens the group's file store only when the group's folder \
             already exists.
@@ -49,6 +59,7 @@ struct DoctorCommand: ParsableCommand {
             EXAMPLES
               cachetool doctor
               cachetool doctor --store file --dir /srv/tokens --json
+              cachetool doctor --store azure-cli
             """
     )
 
@@ -58,12 +69,21 @@ struct DoctorCommand: ParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() throws {
+        let configuration = try global.configuration()
         var checks: [DoctorCheck] = []
-        checks.append(Self.sessionBus())
-        checks.append(contentsOf: Self.keyring(probeKeyring()))
-        checks.append(contentsOf: directory())
-        checks.append(contentsOf: coordination())
-        checks.append(integrity())
+        if let cache = configuration.sharedCache {
+            if cache.kind != .msalFile {
+                checks.append(Self.sessionBus())
+                checks.append(contentsOf: Self.keyring(probeKeyring(configuration)))
+            }
+            checks.append(contentsOf: Self.sharedCache(cache, group: global.group, configuration: configuration))
+        } else {
+            checks.append(Self.sessionBus())
+            checks.append(contentsOf: Self.keyring(probeKeyring(configuration)))
+            checks.append(contentsOf: directory())
+            checks.append(contentsOf: coordination(configuration))
+            checks.append(integrity(configuration))
+        }
 
         if json {
             Console.line(JSONWriter.text(.array(checks.map(\.json)), style: .pretty))
@@ -109,9 +129,9 @@ struct DoctorCommand: ParsableCommand {
 
     /// What the library says about the Secret Service, read only: the bus it answers on, or the
     /// error that makes the keyring unusable.
-    func probeKeyring() -> Result<String, TokenCacheError> {
+    func probeKeyring(_ configuration: CacheConfiguration) -> Result<String, TokenCacheError> {
         do {
-            try CacheGroup.checkSecretService(configuration: global.configuration)
+            try CacheGroup.checkSecretService(configuration: configuration)
             return .success("answers on \(Console.environment("DBUS_SESSION_BUS_ADDRESS") ?? "the session bus")")
         } catch let error as TokenCacheError {
             return .failure(error)
@@ -217,9 +237,9 @@ struct DoctorCommand: ParsableCommand {
     /// Where the group's processes coordinate, for each store, and who holds the lock. Every
     /// process finds these folders from the group's name and data folder alone, never from its
     /// `XDG_RUNTIME_DIR`.
-    func coordination() -> [DoctorCheck] {
+    func coordination(_ configuration: CacheConfiguration) -> [DoctorCheck] {
         do {
-            return try CoordinationFolder.all(group: global.group, configuration: global.configuration).map { folder in
+            return try CoordinationFolder.all(group: global.group, configuration: configuration).map { folder in
                 let name = "coordination (\(folder.store.rawValue))"
                 guard folder.exists else {
                     return DoctorCheck(
@@ -244,13 +264,13 @@ struct DoctorCommand: ParsableCommand {
 
     /// Whether the group's file store opens (its records verify under the key). Runs only when
     /// the group's folder exists, so doctor never creates a group.
-    func integrity() -> DoctorCheck {
+    func integrity(_ configuration: CacheConfiguration) -> DoctorCheck {
         let name = "file integrity"
         let folder = GlobalOptions.fileStoreRoot(global.dir) + "/" + global.group
         guard FileAccess.exists(folder) else {
             return DoctorCheck(name: name, outcome: .skipped, detail: "no file-store group at \(folder)")
         }
-        var configuration = global.configuration
+        var configuration = configuration
         configuration.store = .file
         do {
             let group = try CacheGroup.open(global.group, configuration: configuration)

@@ -1,37 +1,60 @@
 import ArgumentParser
 import SecureTokenCache
 
-/// `--store`: the name of any store kind the library has.
-struct StoreOption: ExpressibleByArgument {
-    /// The kind named.
-    var kind: StoreKind
+/// `--store`: the name of any store kind the library has, or of a preset of another tool's
+/// shared cache (`azure-cli`, ...).
+struct StoreOption: ExpressibleByArgument, Equatable {
+    /// The name given.
+    var name: String
 
     /// `kind` as an option value.
-    init(_ kind: StoreKind) { self.kind = kind }
+    init(_ kind: StoreKind) { name = kind.rawValue }
 
     init?(argument: String) {
-        guard let kind = StoreKind.all.first(where: { $0.rawValue == argument }) else { return nil }
-        self.kind = kind
+        guard Self.allValueStrings.contains(argument) else { return nil }
+        name = argument
     }
 
-    static var allValueStrings: [String] { StoreKind.all.map(\.rawValue) }
+    /// The kinds: the library's, and both shared-cache kinds even when this build has no backend
+    /// for one, so that opening it says so rather than calling the name unknown.
+    static var kinds: [StoreKind] {
+        var kinds = StoreKind.all
+        for kind in [StoreKind.msalFile, .msalKeyring] where !kinds.contains(kind) { kinds.append(kind) }
+        return kinds
+    }
 
-    var defaultValueDescription: String { kind.rawValue }
+    static var allValueStrings: [String] { kinds.map(\.rawValue) + MSALSharedCache.presetNames }
+
+    var defaultValueDescription: String { name }
+
+    /// Whether the name is a preset of ``MSALSharedCache``.
+    var isPreset: Bool { MSALSharedCache.presetNames.contains(name) }
+
+    /// Whether the store is another tool's shared cache (a preset, `msal-file` or `msal-keyring`).
+    var isShared: Bool { isPreset || kind == .msalFile || kind == .msalKeyring }
+
+    /// The kind named; a preset's kind is its cache's.
+    var kind: StoreKind { StoreKind(rawValue: name) }
 }
 
 /// The options every command that opens a group takes: which group, in which store, with
-/// which key.
+/// which key, or which other tool's shared cache.
 struct GlobalOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("The cache group to open.", valueName: "name"))
-    var group: String = CacheGroup.defaultName
+    @Option(
+        name: .customLong("group"),
+        help: ArgumentHelp(
+            "The cache group to open (default: \(CacheGroup.defaultName); for a shared cache, the store's name).",
+            valueName: "name"))
+    var groupName: String?
 
     @Option(
+        name: .customLong("store"),
         help: ArgumentHelp(
-            "Where the group lives: auto, keyring, file or memory.",
+            "Where the group lives: auto, keyring, file, memory, msal-file or msal-keyring, or a preset: azure-cli, azure-identity, azure-identity-file or azure-identity-dotnet.",
             discussion:
-                "auto uses the Secret Service when it is reachable and unlocked, else the file store. memory keeps nothing after cachetool exits.",
+                "auto uses the Secret Service when it is reachable and unlocked, else the file store. memory keeps nothing after cachetool exits. msal-file (--path) and msal-keyring (--schema, --attribute, ...) open a cache the other Microsoft tools share, as do the presets with each tool's own defaults; those caches are plaintext JSON or a keyring item, never sealed.",
             valueName: "store"))
-    var store = StoreOption(.auto)
+    var storeOption: StoreOption?
 
     @Option(
         help: ArgumentHelp(
@@ -48,6 +71,15 @@ struct GlobalOptions: ParsableArguments {
         help: ArgumentHelp("Use this key file (32 bytes, 0600) for the file store.", valueName: "path"))
     var keyFile: String?
 
+    @OptionGroup(title: "Shared cache options") var shared: SharedCacheOptions
+
+    /// The store named (default `auto`).
+    var store: StoreOption { storeOption ?? StoreOption(.auto) }
+
+    /// The group's name: `--group`, else the shared cache's (`azure-cli`, `msal-file`, ...), else
+    /// the default group.
+    var group: String { groupName ?? (store.isShared ? store.name : CacheGroup.defaultName) }
+
     func validate() throws {
         if passphraseEnvironment != nil, keyFile != nil {
             throw ValidationError("--passphrase-env and --key-file are alternatives; give one of them")
@@ -57,25 +89,64 @@ struct GlobalOptions: ParsableArguments {
         }
     }
 
+    /// The key source the options give, if any.
+    var keySource: CacheConfiguration.KeySource? {
+        if let passphraseEnvironment { return .passphraseFromEnvironment(variable: passphraseEnvironment) }
+        if let keyFile { return .keyFile(path: keyFile) }
+        return nil
+    }
+
     /// The library configuration these options describe.
-    var configuration: CacheConfiguration {
-        var keySource: CacheConfiguration.KeySource?
-        if let passphraseEnvironment { keySource = .passphraseFromEnvironment(variable: passphraseEnvironment) }
-        if let keyFile { keySource = .keyFile(path: keyFile) }
-        return CacheConfiguration(store: store.kind, directory: dir, keySource: keySource)
+    ///
+    /// - Throws: `ValidationError` for options that do not fit the store (a key for a shared
+    ///   cache, which cannot be sealed; `--path` for a keyring item), and
+    ///   ``TokenCacheError/Code/invalidArgument`` when a preset's home folder is unknown.
+    func configuration() throws -> CacheConfiguration { try configuration(for: store) }
+
+    /// The configuration for `store`, with the options that fit it. With `strict` an option that
+    /// does not fit is an error; ``MoveCommand``, which names two stores, checks them itself.
+    func configuration(for store: StoreOption, strict: Bool = true) throws -> CacheConfiguration {
+        guard let cache = try shared.cache(for: store, strict: strict) else {
+            return CacheConfiguration(store: store.kind, directory: dir, keySource: keySource)
+        }
+        if strict, keySource != nil {
+            throw ValidationError(
+                "--store \(store.name) is another tool's cache, which cannot be sealed: --passphrase-env and --key-file are for the file store"
+            )
+        }
+        var configuration = CacheConfiguration(sharedCache: cache)
+        // The refresh locks of a shared cache live under the file-store root.
+        configuration.directory = dir
+        return configuration
     }
 
     /// Opens the group, creating it if it is new (for `import`). Throws `TokenCacheError` as
     /// ``CacheGroup/open(_:configuration:)`` does.
     func open() throws -> CacheGroup {
-        try CacheGroup.open(group, configuration: configuration)
+        try CacheGroup.open(group, configuration: configuration())
     }
 
     /// Opens a group that must already exist: commands that only read or remove never create
-    /// a group, a key file or a keyring item, and a mistyped `--group` is an error (exit 3), not an
-    /// empty listing.
+    /// a group, a key file, a keyring item, a shared cache or its folder, and a mistyped `--group`
+    /// (or a tool that never signed in) is an error (exit 3), not an empty listing.
     func openExisting() throws -> CacheGroup {
-        try CacheGroup.openExisting(group, configuration: configuration)
+        try Self.openExisting(group, configuration: configuration())
+    }
+
+    /// ``CacheGroup/openExisting(_:configuration:)``, with a message that names a shared cache's
+    /// file or item rather than the file-store root.
+    static func openExisting(_ group: String, configuration: CacheConfiguration) throws -> CacheGroup {
+        guard let cache = configuration.sharedCache else {
+            return try CacheGroup.openExisting(group, configuration: configuration)
+        }
+        // Opening a keyring item creates its signal file's folder; a read must not.
+        let folder = FileAccess.parent(of: cache.watchedFile)
+        guard FileAccess.exists(folder) else { throw SharedCacheText.notFound(cache) }
+        do {
+            return try CacheGroup.openExisting(group, configuration: configuration)
+        } catch let error as TokenCacheError where error.code == .notFound {
+            throw SharedCacheText.notFound(cache)
+        }
     }
 
     /// The file store's root folder: `--dir`, else `$XDG_DATA_HOME/secure-token-cache`, else
@@ -89,7 +160,8 @@ struct GlobalOptions: ParsableArguments {
 
 extension GlobalOptions {
     /// The long names of the options above that take a value.
-    static let names: Set<String> = ["--group", "--store", "--dir", "--passphrase-env", "--key-file"]
+    static let names: Set<String> = Set(["--group", "--store", "--dir", "--passphrase-env", "--key-file"])
+        .union(SharedCacheOptions.valueNames)
 
     /// `arguments` with global options given before the command name moved after it, so
     /// `cachetool --store file status` means `cachetool status --store file` (argument-parser
@@ -100,6 +172,11 @@ extension GlobalOptions {
         while position < arguments.count {
             let argument = arguments[position]
             let name = String(argument.prefix { $0 != "=" })
+            if SharedCacheOptions.flagNames.contains(argument) {
+                leading.append(argument)
+                position += 1
+                continue
+            }
             guard names.contains(name) else { break }
             leading.append(argument)
             if !argument.contains("="), position + 1 < arguments.count {

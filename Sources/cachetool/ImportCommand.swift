@@ -57,5 +57,10 @@ struct ImportCommand: ParsableCommand {
         if group.storeDescription.kind == .memory {
             Console.note("the memory store keeps nothing after cachetool exits")
         }
+        if let shared = try global.configuration().sharedCache {
+            Console.note(
+                "the tokens are now in \(SharedCacheText.label(shared)), the cache of \(SharedCacheText.toolName(shared)), which cannot be sealed: \(group.storeDescription.protection.description)"
+            )
+        }
     }
 }

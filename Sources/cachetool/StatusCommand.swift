@@ -12,8 +12,14 @@ struct StatusCommand: ParsableCommand {
             by every write of any process), the number of entries of each kind, the accounts and \
             client ids it holds, how many access tokens have expired, and its size on disk.
 
+            For another tool's shared cache (--store msal-file, msal-keyring or a preset) it \
+            says that the tokens are not sealed (plaintext JSON in a file, or a keyring item any \
+            process of yours can read), that the format is the other tools' and cannot be \
+            sealed, and what you can do about it.
+
             EXAMPLES
               cachetool status
+              cachetool status --store azure-cli
               cachetool status --store file --dir /srv/tokens --key-file /etc/tokens.key --json
             """
     )
@@ -24,17 +30,19 @@ struct StatusCommand: ParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() throws {
-        let group = try global.openExisting()
+        let configuration = try global.configuration()
+        let group = try GlobalOptions.openExisting(global.group, configuration: configuration)
         let statistics = try group.statistics()
         let store = group.storeDescription
-        let size = store.kind == .file ? FileAccess.diskUsage(store.location) : nil
+        let size = store.kind == .file || store.kind == .msalFile ? FileAccess.diskUsage(store.location) : nil
+        let shared = configuration.sharedCache
         let total = statistics.countByKind.values.reduce(0, +)
         let kinds = CredentialKind.allCases.sorted()
 
         if json {
             var counts = JSONObject()
             for kind in kinds { counts[kind.rawValue] = .integer(statistics.countByKind[kind] ?? 0) }
-            let object: JSONObject = [
+            var object: JSONObject = [
                 "group": .string(group.name),
                 "store": .string(store.kind.rawValue),
                 "reason": .string(store.reason),
@@ -51,6 +59,16 @@ struct StatusCommand: ParsableCommand {
                 "expiredAccessTokens": .integer(statistics.expiredAccessTokens),
                 "sizeOnDisk": size.map { .integer($0) } ?? .null,
             ]
+            if let shared {
+                object["sharedCache"] = .object([
+                    "name": .string(shared.name),
+                    "tools": .string(SharedCacheText.toolName(shared)),
+                    "sealed": .bool(false),
+                    "format": .string("MSAL JSON document, the other tools' format, which cannot be sealed"),
+                    "lockFile": .string(shared.lockFile),
+                    "advice": .array(SharedCacheText.advice(shared).map(JSONValue.string)),
+                ])
+            }
             Console.line(JSONWriter.text(.object(object), style: .pretty))
             return
         }
@@ -72,6 +90,10 @@ struct StatusCommand: ParsableCommand {
         ]
         if let coordination = store.coordinationDirectory { lines.insert(("Coordination", coordination), at: 4) }
         lines += store.warnings.map { ("Warning", $0) }
+        if let shared {
+            lines.insert(("Shared with", SharedCacheText.toolName(shared)), at: 2)
+            lines += SharedCacheText.advice(shared).map { ("Advice", $0) }
+        }
         Console.out(KeyValueText.render(lines))
     }
 }

@@ -25,11 +25,13 @@ import Testing
         let run = try Cachetool.run(["--help"])
         #expect(run.status == 0)
         for code in 0...10 { #expect(run.stdout.contains("\n  \(code) "), "exit code \(code) is not documented") }
-        for command in ["status", "list", "show", "clear", "import", "export", "doctor"] { #expect(run.stdout.contains(command)) }
+        for command in ["status", "list", "show", "clear", "import", "export", "move", "discover", "doctor"] {
+            #expect(run.stdout.contains(command))
+        }
         #expect(run.stdout.contains("--generate-completion-script"))
     }
 
-    @Test(arguments: ["status", "list", "show", "clear", "import", "export", "doctor"])
+    @Test(arguments: ["status", "list", "show", "clear", "import", "export", "move", "discover", "doctor"])
     func everyCommandHasManPageHelp(command: String) throws {
         let run = try Cachetool.run(["help", command])
         #expect(run.status == 0, "\(run)")
