@@ -139,9 +139,6 @@ struct GlobalOptions: ParsableArguments {
         guard let cache = configuration.sharedCache else {
             return try CacheGroup.openExisting(group, configuration: configuration)
         }
-        // Opening a keyring item creates its signal file's folder; a read must not.
-        let folder = FileAccess.parent(of: cache.watchedFile)
-        guard FileAccess.exists(folder) else { throw SharedCacheText.notFound(cache) }
         do {
             return try CacheGroup.openExisting(group, configuration: configuration)
         } catch let error as TokenCacheError where error.code == .notFound {

@@ -49,7 +49,9 @@ extension CacheGroup {
                 "there is no group \(name) in the \(configuration.store == .auto ? "file or keyring" : configuration.store.rawValue) store under \(try fileRoot(configuration)); nothing was created"
             )
         }
-        return try open(name, configuration: configuration)
+        var existing = configuration
+        existing.opensExistingOnly = true
+        return try open(name, configuration: existing)
     }
 
     private static func openAutomatically(_ name: String, _ configuration: CacheConfiguration) throws -> CacheGroup {

@@ -39,7 +39,7 @@ extension CacheGroup {
             source = .keyring
             why += "; its key is held by the Secret Service"
         } else {
-            let path = try defaultKeyFile(name)
+            let path = try defaultKeyFile(name, creatingFolder: !configuration.opensExistingOnly)
             source = .keyFile(path: path)
             why += "; its key is the key file \(path) (no Secret Service; configure a passphrase for stronger protection)"
         }
@@ -49,8 +49,10 @@ extension CacheGroup {
         return try CacheGroup(name: name, store: store, reason: why, logger: configuration.logger)
     }
 
-    /// `$XDG_CONFIG_HOME/secure-token-cache/keys/<group>.key` (or `~/.config/...`), folders 0700.
-    static func defaultKeyFile(_ name: String) throws -> String {
+    /// `$XDG_CONFIG_HOME/secure-token-cache/keys/<group>.key` (or `~/.config/...`), its folders
+    /// made `0700` when `creatingFolder` (not for a group opened only to be read: an existing
+    /// group with such a key has them already).
+    static func defaultKeyFile(_ name: String, creatingFolder: Bool = true) throws -> String {
         var base = getenv("XDG_CONFIG_HOME").map { String(cString: $0) } ?? ""
         if !base.hasPrefix("/") {
             let home = getenv("HOME").map { String(cString: $0) } ?? ""
@@ -61,7 +63,7 @@ extension CacheGroup {
             base = home + "/.config"
         }
         let folder = base + "/secure-token-cache/keys"
-        try GroupDirectory(root: folder, name: name).createRoot()
+        if creatingFolder { try GroupDirectory(root: folder, name: name).createRoot() }
         return folder + "/" + name + ".key"
     }
 }

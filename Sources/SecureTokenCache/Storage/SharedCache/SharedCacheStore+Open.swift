@@ -11,7 +11,8 @@ extension SharedCacheStore {
             root: CacheGroup.fileRoot(configuration), name: name, lockFile: cache.lockFile)
         let store = try SharedCacheStore(
             name: name, kind: cache.kind, medium: medium, lockFile: cache.lockFile, coordination: coordination,
-            protection: protection, lockTimeout: configuration.lockTimeout, logger: configuration.logger)
+            protection: protection, lockTimeout: configuration.lockTimeout, logger: configuration.logger,
+            creatingFolder: !configuration.opensExistingOnly)
         for warning in store.storeDescription.warnings {
             configuration.logger.notice("group \(name) is kept in another tool's cache: \(warning)")
         }

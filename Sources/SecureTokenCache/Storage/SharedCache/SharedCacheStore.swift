@@ -87,8 +87,10 @@ final class SharedCacheStore: CacheStore {
         weak var announcer: Announcer?
     }
     private let state = Mutex(State())
-    /// Kept for its thread, which bumps the generation after every event on the watched file.
-    private let watcher: GroupChangeWatcher
+    /// Kept for its thread, which bumps the generation after every event on the watched file;
+    /// `nil` for a group opened only to be read whose document's folder does not exist (a read
+    /// creates nothing).
+    private let watcher: GroupChangeWatcher?
 
     /// Opens the shared cache in `medium`, locked with `lockFile`, as the group `name`;
     /// `coordination` is where this library's processes keep the group's refresh locks.
@@ -97,7 +99,7 @@ final class SharedCacheStore: CacheStore {
     ///   and the medium's errors.
     init(
         name: String, kind: StoreKind, medium: any SharedDocumentMedium, lockFile: String, coordination: GroupDirectory,
-        protection: ProtectionLevel, lockTimeout: Duration, logger: Logger
+        protection: ProtectionLevel, lockTimeout: Duration, logger: Logger, creatingFolder: Bool = true
     ) throws {
         self.medium = medium
         self.lock = SharedCacheLock(path: lockFile, logger: logger)
@@ -110,7 +112,12 @@ final class SharedCacheStore: CacheStore {
         description.warnings = [medium.exposure] + (medium.accessWarning().map { [$0] } ?? [])
         storeDescription = description
         let folder = SystemCall.parentDirectory(of: medium.watchedFile)
-        if try SystemCall.lstat(folder, "opening the shared cache") == nil { try GroupDirectory.createFolders(folder) }
+        var watchable = try SystemCall.lstat(folder, "opening the shared cache") != nil
+        if !watchable && creatingFolder {
+            // A tool signing in later creates the document there: watch for it from now on.
+            try GroupDirectory.createFolders(folder)
+            watchable = true
+        }
         let file = String(medium.watchedFile[medium.watchedFile.index(after: medium.watchedFile.lastIndex(of: "/")!)...])
         let events = IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_ATTRIB | IN_MODIFY
         let announcer = announcer
@@ -118,7 +125,9 @@ final class SharedCacheStore: CacheStore {
             all[medium.watchedFile, default: []].removeAll { $0.announcer == nil }
             all[medium.watchedFile, default: []].append(Weak(announcer: announcer))
         }
-        watcher = try GroupChangeWatcher(directory: folder, files: [file], events: UInt32(events)) { announcer.announce() }
+        watcher =
+            watchable
+            ? try GroupChangeWatcher(directory: folder, files: [file], events: UInt32(events)) { announcer.announce() } : nil
         try refresh(force: true)
     }
 

@@ -9,9 +9,13 @@ enum SharedKeyringBackend: StoreBackend {
             name, configuration, cache: cache, medium: medium, protection: .keyringItem, reason: reason)
     }
 
-    /// Whether the item exists, found by a search that neither unlocks nor prompts.
+    /// Whether the signal file and the item exist, the item found by a search that neither
+    /// unlocks nor prompts. Every tool touches the signal file when it writes the item, and
+    /// msal-extensions never reads an item without one, so without it there is no cache to open
+    /// and the Secret Service is not asked.
     static func holdsGroup(_ name: String, _ configuration: CacheConfiguration) throws -> Bool {
-        try location(configuration).medium.exists()
+        let medium = try location(configuration).medium
+        return try medium.version() != nil && medium.exists()
     }
 
     /// Nothing: the emptied document stays, so the other tools see a cache with no sign-in
