@@ -301,7 +301,7 @@ class EngineReadAfterWrite(Helper):
         return [int(value) for value in self.ask(count).split()]
 
 
-def measure_extensions(label, path, tokens, workdir, results, writes, reads, engine=None, rounds=5):
+def measure_extensions(label, path, tokens, workdir, results, writes, reads, engines=None, rounds=5):
     """PersistedTokenCache over a persistence: a hit (with its freshness check), one write, and the
     first read after another process (EXTENSIONS_WRITER) wrote.
 
@@ -311,9 +311,9 @@ def measure_extensions(label, path, tokens, workdir, results, writes, reads, eng
     file's mtime with the time of its last read; on kernels with fine-grained timestamps (6.13
     and later, as here) it notices every write, and each miss is counted and reported.
 
-    With `engine` (an EngineReadAfterWrite), the reads alternate in `rounds` blocks with the
-    engine's, so that both sides see the same moments of the shared machine (one side measured
-    in a quiet minute and the other in a busy one moved the ratio by half)."""
+    With `engines` ({result label: EngineReadAfterWrite}), the reads alternate in `rounds` blocks
+    with each engine store's, so that every side sees the same moments of the shared machine (one
+    side measured in a quiet minute and the other in a busy one moved the ratio by half)."""
     with open(path) as f:
         text = f.read()
     user = probe_user(tokens)
@@ -348,16 +348,19 @@ def measure_extensions(label, path, tokens, workdir, results, writes, reads, eng
         seen.append(reader._last_sync != before and found["secret"] == "at-{}-new-{}".format(user, serial[0]))
 
     try:
-        if engine is None:
+        if not engines:
             results["%s.read_after_write.%d" % (label, tokens)] = calls(other_write, first_read, reads)
         else:
-            ours, theirs = [], []
-            engine.block(2)  # warm-up
+            ours, theirs = {name: [] for name in engines}, []
+            for engine in engines.values():
+                engine.block(2)  # warm-up
             for _ in range(rounds):
-                ours += engine.block(max(10, 200 // rounds if label == "ext_file" else 50 // rounds))
+                for name, engine in engines.items():
+                    ours[name] += engine.block(max(10, 200 // rounds if label == "ext_file" else 50 // rounds))
                 theirs += call_times(other_write, first_read, max(1, reads // rounds))
             results["%s.read_after_write.%d" % (label, tokens)] = statistics.median(theirs)
-            results["engine:%s.readAfterOtherWrite.alternating.%d" % (label, tokens)] = statistics.median(ours)
+            for name, times in ours.items():
+                results["engine:%s.readAfterOtherWrite.alternating.%d" % (name, tokens)] = statistics.median(times)
     finally:
         other_process.close()
     missed = seen.count(False)
@@ -414,21 +417,23 @@ def main():
                                      args.open_rounds, 5, results)
     for tokens in ext_sizes:
         path = os.path.join(args.workdir, "cache-%d.json" % tokens)
-        # The read-after-write targets (at 1,000 tokens) alternate with the engine's.
-        engine = EngineReadAfterWrite(args.tool, "File", tokens) if tokens == 1000 else None
+        # The read-after-write targets (at 1,000 tokens) alternate with the engine's: the sealed
+        # file store, and the msal-file store (the same plaintext file msal-extensions shares).
+        engines = {"ext_file": EngineReadAfterWrite(args.tool, "File", tokens),
+                   "msalfile": EngineReadAfterWrite(args.tool, "MSALFile", tokens)} if tokens == 1000 else {}
         try:
             measure_extensions("ext_file", path, tokens, args.workdir, results, writes=10 if tokens >= 1000 else 20,
-                               reads=40, engine=engine)
+                               reads=40, engines=engines)
         finally:
-            if engine:
+            for engine in engines.values():
                 engine.close()
         if args.keyring:
-            engine = EngineReadAfterWrite(args.tool, "Keyring", tokens) if tokens == 1000 else None
+            engines = {"ext_keyring": EngineReadAfterWrite(args.tool, "Keyring", tokens)} if tokens == 1000 else {}
             try:
                 measure_extensions("ext_keyring", path, tokens, args.workdir, results,
-                                   writes=5 if tokens >= 1000 else 10, reads=20, engine=engine)
+                                   writes=5 if tokens >= 1000 else 10, reads=20, engines=engines)
             finally:
-                if engine:
+                for engine in engines.values():
                     engine.close()
 
     with open(args.engine) as f:
@@ -506,6 +511,15 @@ def main():
                 "%s.save.%d" % (label, n), "%s.write.%d" % (store, n))
             row("%s floor: one load of the whole group (persistence.load) vs first read after another write [%d]" % (
                 label, n), "%s.load.%d" % (label, n), "%s.readAfterOtherWrite.%d" % (store, n))
+        # The msal-file store keeps the very file PersistedTokenCache(FilePersistence) shares, so
+        # its figures sit beside ext_file's (issue 19's targets, at 1,000 tokens).
+        row("msal-file hit (with freshness check) vs ext_file hit [%d]" % n, "ext_file.hit.%d" % n,
+            "msalfile.freshHit.%d" % n, 100 if at1k else None)
+        row("msal-file one durable write vs ext_file write [%d]" % n, "ext_file.write.%d" % n, "msalfile.write.%d" % n,
+            1 if at1k else None)
+        if at1k:
+            row("msal-file first read right after another process's write vs ext_file's, alternating blocks [%d]" % n,
+                "ext_file.read_after_write.%d" % n, "msalfile.readAfterOtherWrite.alternating.%d" % n, 10)
 
     load_after = os.getloadavg()
     header = [
@@ -519,7 +533,7 @@ def main():
         "- medians; engine timed by Benchmarks/Sources/PeerCompare (release build), peers by "
         "time.perf_counter_ns loops; ratio = peer / engine",
         "",
-        "| operation [cached access tokens] | peer measurement | peer median | engine median | ratio | issue 7 target |",
+        "| operation [cached access tokens] | peer measurement | peer median | engine median | ratio | target (issue 7, msal-file: issue 19) |",
         "|---|---|---|---|---|---|",
     ]
     missed = {k: v for k, v in results.items() if "_missed." in k}

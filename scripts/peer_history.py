@@ -18,9 +18,9 @@ COLUMNS = [
     ("accounts 10k", lambda op, key: key == "py.get_accounts_solo.10000"),
     ("sign-out 10k", lambda op, key: key == "py.remove_account.10000"),
     ("open 10k", lambda op, key: "open FileStore" in op),
-    ("file write", lambda op, key: key == "ext_file.write.1000"),
+    ("file write", lambda op, key: key == "ext_file.write.1000" and "msal-file" not in op),
     ("keyring write", lambda op, key: key == "ext_keyring.write.1000"),
-    ("file first read", lambda op, key: key == "ext_file.read_after_write.1000"),
+    ("file first read", lambda op, key: key == "ext_file.read_after_write.1000" and "msal-file" not in op),
     ("keyring first read", lambda op, key: key == "ext_keyring.read_after_write.1000"),
 ]
 

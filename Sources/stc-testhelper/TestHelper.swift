@@ -12,6 +12,8 @@
 //   stc-testhelper count <root> <group>                      "count <records in this process's view>"
 //   stc-testhelper fill <root> <group> <fsize-limit>         writes under RLIMIT_FSIZE until full
 //   stc-testhelper bench <root> <group> <records>            rough timings of open, write, catch-up
+//   stc-testhelper shared-write <path> <account> <prefix> <n> <pause-ms>  n writes to an msal-file cache (see
+//   stc-testhelper shared-churn <path> <account> <prefix>      SharedCacheCommands.swift)
 
 import Glibc
 
@@ -49,6 +51,13 @@ import Glibc
                     try churn(open(16))
                 case "bench" where arguments.count == 5:
                     try bench(open(64), open(64), count: Int(arguments[4])!)
+                case "shared-write" where arguments.count == 7:
+                    try sharedWrite(
+                        path: arguments[2], account: arguments[3], prefix: arguments[4], count: Int(arguments[5])!,
+                        pauseMilliseconds: Int(arguments[6])!)
+                case "shared-churn" where arguments.count == 5:
+                    try sharedWrite(
+                        path: arguments[2], account: arguments[3], prefix: arguments[4], count: nil, pauseMilliseconds: 0)
                 case "fill" where arguments.count == 5:
                     try fill(limit: UInt64(arguments[4])!) { try open(64) }
                 default:

@@ -2,12 +2,14 @@ import Foundation
 import Glibc
 public import SecureTokenCache
 
-/// Where a benchmarked group lives (the benchmarks' names say `Memory`, `File`, `Keyring`). Adding a
-/// store is one case here and one line in ``open``.
+/// Where a benchmarked group lives (the benchmarks' names say `Memory`, `File`, `Keyring`,
+/// `MSALFile`). Adding a store is one case here and one line in ``open``.
 public enum BenchmarkStore: String, CaseIterable, Sendable {
     case memory = "Memory"
     case file = "File"
     case keyring = "Keyring"
+    /// A plaintext MSAL cache file shared with the other SDKs' extensions (as Azure CLI keeps it).
+    case msalFile = "MSALFile"
 
     /// Opens (creating on first use) group `name` of this kind. `root` is a private folder of the
     /// caller's: the file store keeps the group and its key file there. Opening the same name
@@ -24,7 +26,15 @@ public enum BenchmarkStore: String, CaseIterable, Sendable {
                     store: .file, directory: root + "/groups", keySource: .keyFile(path: root + "/group.key")))
         case .keyring:
             try CacheGroup.open(name, configuration: CacheConfiguration(store: .keyring, directory: root + "/groups"))
+        case .msalFile:
+            try CacheGroup.open(name, configuration: Self.sharedFile(root: root))
         }
+    }
+
+    private static func sharedFile(root: String) -> CacheConfiguration {
+        var configuration = CacheConfiguration(sharedCache: .file(path: root + "/msal_token_cache.json"))
+        configuration.directory = root + "/groups"
+        return configuration
     }
 
     /// Whether a second `CacheGroup` over the same name sees the first one's writes.

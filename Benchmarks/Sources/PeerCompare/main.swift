@@ -301,17 +301,27 @@ case "serve-open" where arguments.count == 3:
     }
 case "serve-read-after-write" where arguments.count == 4:
     // For scripts/compare_peers.py, which alternates blocks of these with msal-extensions' own:
-    // prepares a group of TOKENS in STORE (File or Keyring) and starts another process that
+    // prepares a group of TOKENS in STORE (File, Keyring or MSALFile) and starts another process that
     // writes to it (serve-writer), prints "ready", then for each line read (a sample count) has
     // the other process write and times the first lookup here after each write, printing the
     // nanoseconds of each on one line.
-    guard let kind = BenchmarkStore(rawValue: arguments[2]), kind.isShared else { fatalError("STORE: File or Keyring") }
+    guard let kind = BenchmarkStore(rawValue: arguments[2]), kind.isShared else { fatalError("STORE: File, Keyring or MSALFile") }
     let tokens = Int(arguments[3])!
     let prepared = try prepare(kind, Workload(accessTokens: tokens))
     defer { removeScratchFolder(prepared.root) }
     let writer = try WriterProcess(kind: kind, tokens: tokens, name: prepared.name, root: prepared.root)
     defer { writer.close() }
     var serial = 0
+    var stale = 0
+    defer {
+        // A first read that answered from before the write measured nothing: say how many.
+        if stale > 0 {
+            FileHandle.standardError.write(
+                Data(
+                    "PeerCompare: \(kind.rawValue): \(stale) first reads of \(serial) did not see the other process's write\n"
+                        .utf8))
+        }
+    }
     print("ready")
     fflush(nil)
     while let line = readLine(), let count = Int(line) {
@@ -320,9 +330,10 @@ case "serve-read-after-write" where arguments.count == 4:
             serial += 1
             try writer.write(serial: serial)
             let start = now()
-            consume(
-                try prepared.cache.accessToken(for: Workload.hitScopes, account: prepared.account, authority: Workload.authority))
+            let found = try prepared.cache.accessToken(
+                for: Workload.hitScopes, account: prepared.account, authority: Workload.authority)
             times.append(now() - start)
+            if found?.token.secret != "at-\(Workload.probeUser(accessTokens: tokens))-new-\(serial)" { stale += 1 }
         }
         print(times.map(String.init).joined(separator: " "))
         fflush(nil)

@@ -8,7 +8,8 @@ import Testing
 /// Runs the interop scripts of `Tests/Support` with real msal-python 1.39.0.
 ///
 /// The interpreter comes from `STC_PYTHON` (set by `scripts/test` and `.ci/run`); without it the
-/// tests run `scripts/python-env`, which creates `.venv` with msal==1.39.0. There is no skip: a
+/// tests run `scripts/python-env`, which creates `.venv` with msal==1.39.0 (and likewise
+/// `STC_PYTHON_PORTALOCKER` and `.venv-portalocker` for the shared-cache peers). There is no skip: a
 /// missing interpreter or msal fails the tests (in CI, `CI=true`, and locally alike), with a
 /// message that says how to fix it.
 enum MSALPython {
@@ -19,10 +20,14 @@ enum MSALPython {
         var description: String
     }
 
-    /// The Python interpreter with msal-python 1.39.0.
-    static func interpreter() throws -> String {
-        if let path = ProcessInfo.processInfo.environment["STC_PYTHON"], !path.isEmpty { return path }
-        let output = try run(repositoryRoot.appendingPathComponent("scripts/python-env").path, [])
+    /// The Python interpreter with msal-python 1.39.0 and msal-extensions 1.3.1; with
+    /// `portalocker`, the one that also has portalocker (`STC_PYTHON_PORTALOCKER`, else
+    /// `scripts/python-env --portalocker`), where msal-extensions locks with flock.
+    static func interpreter(portalocker: Bool = false) throws -> String {
+        let variable = portalocker ? "STC_PYTHON_PORTALOCKER" : "STC_PYTHON"
+        if let path = ProcessInfo.processInfo.environment[variable], !path.isEmpty { return path }
+        let output = try run(
+            repositoryRoot.appendingPathComponent("scripts/python-env").path, portalocker ? ["--portalocker"] : [])
         guard let path = output.split(separator: "\n").last.map(String.init), FileManager.default.isExecutableFile(atPath: path)
         else {
             throw Failure(description: "scripts/python-env printed no interpreter path")

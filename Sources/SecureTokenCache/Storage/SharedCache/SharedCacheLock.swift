@@ -20,8 +20,11 @@ struct SharedCacheLock: Sendable {
     /// How a lock file that records no live pid must be before it is taken over: the tools give
     /// up waiting after a few seconds, so an older one is left by a process that died.
     static let staleAge = Duration.seconds(10)
-    /// How long to wait between attempts.
-    static let backoff = FileLock.Backoff(first: .milliseconds(1), longest: .milliseconds(20))
+    /// How long to wait between attempts: at most as long as msal-extensions does (250 ms). A
+    /// waiter of ours that looked more often would take every free moment of the lock file from
+    /// the tools waiting beside it, which give up after about 5 s, or (msal-extensions with
+    /// portalocker) go on without the lock file, and then lose writes.
+    static let backoff = FileLock.Backoff(first: .milliseconds(1), longest: .milliseconds(250))
 
     private let logger: Logger
 
