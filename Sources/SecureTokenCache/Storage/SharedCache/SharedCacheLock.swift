@@ -42,6 +42,7 @@ struct SharedCacheLock: Sendable {
     func withLock<Result>(timeout: Duration, _ body: () throws -> Result) throws -> Result {
         let fd = try acquire(timeout: timeout)
         defer { release(fd) }
+        removeLeftovers()
         return try body()
     }
 
@@ -67,26 +68,60 @@ struct SharedCacheLock: Sendable {
 
     /// One attempt: the descriptor of the lock file we now hold, or `nil` when another process
     /// holds it.
+    ///
+    /// The file is written with our pid first, under a name of its own, then linked to the lock
+    /// path, which fails when the path exists exactly as an `O_EXCL` create does. So a writer of
+    /// ours killed at any moment leaves a lock file that names it, taken over at once, never an
+    /// empty one that would look like a peer still writing its pid and be waited out.
     private func attempt() throws -> Int32? {
-        let fd = Glibc.open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else {
+        let temporary = temporaryPrefix + String(getpid()) + "-" + SecretFingerprint.hex(try Sodium.randomBytes(4))
+        let fd = try SystemCall.open(
+            temporary, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600, "creating the shared cache's lock file \(path)")
+        defer { unlink(temporary) }
+        let record = Array("\(getpid()) \(Self.processName)".utf8)
+        do {
+            try record.withUnsafeBytes { try SystemCall.pwrite(fd, $0, at: 0, "writing the shared cache's lock file \(path)") }
+        } catch {
+            close(fd)
+            throw error
+        }
+        guard link(temporary, path) == 0 else {
             let code = errno
+            close(fd)
             guard code == EEXIST else {
-                if code == EINTR { return nil }
-                throw SystemCall.error("open", "creating the shared cache's lock file \(path)", errno: code)
+                throw SystemCall.error("link", "creating the shared cache's lock file \(path)", errno: code)
             }
             try takeOverIfStale()
             return nil
         }
-        // Created: a flocking tool may have opened the new file and locked it meanwhile, and a
+        // Linked: a flocking tool may have opened the new file and locked it meanwhile, and a
         // takeover may have unlinked it. Either way the file is not ours to hold.
         guard flock(fd, LOCK_EX | LOCK_NB) == 0, Self.isAtPath(fd, path) else {
             close(fd)
             return nil
         }
-        var record = Array("\(getpid()) \(Self.processName)".utf8)
-        _ = Glibc.write(fd, &record, record.count)
         return fd
+    }
+
+    /// The names our lock files have before they are linked into place.
+    private var temporaryPrefix: String {
+        let folder = SystemCall.parentDirectory(of: path)
+        let name = path[path.index(after: path.lastIndex(of: "/") ?? path.startIndex)...]
+        return folder + "/." + name + ".stc-"
+    }
+
+    /// Removes the not-yet-linked lock files of processes that were killed before they could
+    /// remove them (their names carry the pid).
+    private func removeLeftovers() {
+        let folder = SystemCall.parentDirectory(of: path)
+        let prefix = String(temporaryPrefix.dropFirst(folder.count + 1))
+        guard let directory = opendir(folder) else { return }
+        defer { closedir(directory) }
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard name.hasPrefix(prefix), let pid = Int32(name.dropFirst(prefix.count).prefix { $0 != "-" }) else { continue }
+            if kill(pid, 0) != 0 && errno == ESRCH { unlink(folder + "/" + name) }
+        }
     }
 
     private func release(_ fd: Int32) {

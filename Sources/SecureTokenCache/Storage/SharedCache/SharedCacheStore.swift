@@ -74,6 +74,11 @@ final class SharedCacheStore: CacheStore {
     let groupDirectory: GroupDirectory?
     private let medium: any SharedDocumentMedium
     private let lock: SharedCacheLock
+    /// Where this library's writers of the group wait their turn before they look for the tools'
+    /// lock file: one process of ours at a time competes for it, so the tools, which look for a
+    /// free moment only every quarter of a second and give up after a few seconds, are not
+    /// outnumbered by every process of ours that has a write to make.
+    private let queue: FileLock
     private let lockTimeout: Duration
     private let logger: Logger
     private let announcer = Announcer()
@@ -103,6 +108,7 @@ final class SharedCacheStore: CacheStore {
     ) throws {
         self.medium = medium
         self.lock = SharedCacheLock(path: lockFile, logger: logger)
+        queue = FileLock(path: coordination.file("writers.lock"), purpose: "the writers' queue of \(name)", logger: logger)
         self.lockTimeout = lockTimeout
         self.logger = logger
         groupDirectory = coordination
@@ -158,33 +164,39 @@ final class SharedCacheStore: CacheStore {
     }
 
     func transact(since cursor: StoreCursor, _ body: (StoreTransaction) throws -> [RecordChange]) throws -> StoreCursor {
-        try lock.withLock(timeout: lockTimeout) {
-            medium.removeLeftovers()
-            let generation = currentGeneration()
-            // Under the lock the document is whole: one that does not parse is damaged, and is
-            // reported rather than written over.
-            try refresh(force: false, locked: true)
-            let (update, base) = state.withLock { state in
-                (Self.update(of: state, since: cursor, generation: generation), state.index)
-            }
-            let changes = try body(StoreTransaction(update: update, compacting: false))
-            guard !changes.isEmpty else { return update.cursor }
-            var index = try base ?? RecordCodec.build(state.withLock { $0.document.records })
-            try RecordCodec.apply(.changes(changes, update.cursor), to: &index)
-            let bytes = Self.document(index)
-            let version = try medium.write(bytes)
-            let next = try state.withLock { state -> StoreCursor in
-                try state.document.adopt(bytes, index: index, changes: changes)
-                state.version = version
-                state.sequence += 1
-                state.lastChanges = changes
-                state.index = index
-                return StoreCursor(generation: generation &+ 1, epoch: 0, position: state.sequence)
-            }
-            let neighbours = Self.neighbours.withLock { $0[medium.watchedFile, default: []].compactMap(\.announcer) }
-            for neighbour in neighbours { neighbour.announce() }
-            return next
+        try groupDirectory?.createIfNeeded()
+        return try queue.withLock(timeout: lockTimeout) {
+            try lock.withLock(timeout: lockTimeout) { try commit(since: cursor, body) }
         }
+    }
+
+    /// One transaction, holding the tools' lock file.
+    private func commit(since cursor: StoreCursor, _ body: (StoreTransaction) throws -> [RecordChange]) throws -> StoreCursor {
+        medium.removeLeftovers()
+        let generation = currentGeneration()
+        // Under the lock the document is whole: one that does not parse is damaged, and is
+        // reported rather than written over.
+        try refresh(force: false, locked: true)
+        let (update, base) = state.withLock { state in
+            (Self.update(of: state, since: cursor, generation: generation), state.index)
+        }
+        let changes = try body(StoreTransaction(update: update, compacting: false))
+        guard !changes.isEmpty else { return update.cursor }
+        var index = try base ?? RecordCodec.build(state.withLock { $0.document.records })
+        try RecordCodec.apply(.changes(changes, update.cursor), to: &index)
+        let bytes = Self.document(index)
+        let version = try medium.write(bytes)
+        let next = try state.withLock { state -> StoreCursor in
+            try state.document.adopt(bytes, index: index, changes: changes)
+            state.version = version
+            state.sequence += 1
+            state.lastChanges = changes
+            state.index = index
+            return StoreCursor(generation: generation &+ 1, epoch: 0, position: state.sequence)
+        }
+        let neighbours = Self.neighbours.withLock { $0[medium.watchedFile, default: []].compactMap(\.announcer) }
+        for neighbour in neighbours { neighbour.announce() }
+        return next
     }
 
     // MARK: - Reading the document

@@ -89,9 +89,11 @@ import Testing
         let helper = try #require(testHelperPath, "stc-testhelper not found next to the tests")
         let writes = 100
         // Up to this long between two writes of one writer, as between an app's token requests.
-        // Back to back, four writers of ours keep the lock file at the path all the time, and
-        // msal-extensions, which looks for a free moment every 250 ms, waits out its 5 s.
-        let pauseMilliseconds = "250"
+        // Faster, the eight writers together ask for the lock file more than it can be free, and
+        // msal-extensions, which looks for a free moment every 250 ms, waits out its 5 s: it then
+        // gives up (without portalocker) or goes on without the lock file (with portalocker),
+        // which loses writes even among msal-extensions processes alone.
+        let pauseMilliseconds = "2000"
         var writers: [(prefix: String, process: PeerProcess)] = []
         defer { for writer in writers { writer.process.end() } }
         for index in 0..<4 {
