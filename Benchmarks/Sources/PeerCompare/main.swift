@@ -13,6 +13,10 @@
 //                                         writes to a STORE group by another process (PeerCompare
 //                                         serve-writer), each followed by a timed first lookup
 //                                         here; prints the nanoseconds
+//   PeerCompare shared-write PATH ACCOUNT PREFIX COUNT PAUSE-MS
+//                                         for SharedCachePeerTests: COUNT writes to the msal-file
+//                                         cache at PATH next to msal-extensions' writers, built
+//                                         for release as an app would be (see sharedWrite)
 //   PeerCompare spin OP TOKENS N          run one operation N times (for callgrind / perf); OP is
 //                                         hit, accounts, write, signOut, serialize, deserialize
 //                                         (memory group), open or catchUp (file group); open prints each
@@ -338,6 +342,9 @@ case "serve-read-after-write" where arguments.count == 4:
         print(times.map(String.init).joined(separator: " "))
         fflush(nil)
     }
+case "shared-write" where arguments.count == 7:
+    guard let count = Int(arguments[5]), let pause = Int(arguments[6]) else { fatalError("COUNT PAUSE-MS") }
+    try sharedWrite(path: arguments[2], account: arguments[3], prefix: arguments[4], count: count, pauseMilliseconds: pause)
 case "serve-writer" where arguments.count == 6:
     // The other process of serve-read-after-write: opens group NAME of STORE under ROOT and, for
     // each line read (a serial number), stores the workload's refresh for the probe user of a
@@ -418,4 +425,58 @@ case "spin" where arguments.count == 5:
 default:
     FileHandle.standardError.write(Data(("usage: PeerCompare emit TOKENS PATH | PeerCompare run SIZES [REPEATS]\n").utf8))
     exit(2)
+}
+
+/// Prints "ready", waits for a line on stdin (so that every writer of a test starts at once),
+/// then stores `count` access tokens with scope `<prefix>-<i>` and secret `secret-<prefix>-<i>`
+/// for the account `msal_ext_peer.py account` prints, printing "ack <i>" once each write's commit
+/// has returned and a lookup found it, with a random pause of up to `pauseMilliseconds` between
+/// writes. The peer test's writers of ours run this release build: a debug build rewrites a
+/// document of hundreds of tokens many times slower than an app does, and would hold the tools'
+/// lock file long enough to starve msal-extensions.
+func sharedWrite(path: String, account: String, prefix: String, count: Int, pauseMilliseconds: Int) throws {
+    guard let object = try JSONSerialization.jsonObject(with: Data(account.utf8)) as? [String: Any],
+        let clientId = object["client_id"] as? String, let authority = object["authority"] as? String,
+        let username = object["username"] as? String, let template = object["response"] as? [String: Any]
+    else { fatalError("not what msal_ext_peer.py account prints") }
+    func json(_ value: Any) -> JSONValue {
+        switch value {
+        case let text as String: .string(text)
+        case let number as NSNumber: .number(number.stringValue)
+        case let object as [String: Any]: .object(JSONObject(object.map { (key: $0.key, value: json($0.value)) }))
+        case let array as [Any]: .array(array.map(json))
+        default: .null
+        }
+    }
+    guard case .object(let fields) = json(template) else { fatalError("the response template is not an object") }
+    var configuration = CacheConfiguration(sharedCache: .file(path: path), lockTimeout: .seconds(30))
+    let folder = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
+    configuration.directory = folder + "/stc"
+    let cache = try TokenCache(clientId: clientId, group: CacheGroup.open("shared", configuration: configuration))
+    let requestAuthority = try Authority(authority)
+    print("ready")
+    fflush(nil)
+    _ = readLine()
+    for index in 0..<count {
+        let scope = "\(prefix)-\(index)"
+        var response = fields
+        response["scope"] = .string(scope)
+        response["access_token"] = .string("secret-" + scope)
+        try cache.store(
+            try TokenResponse(fields: response),
+            for: TokenRequest(clientId: clientId, authority: requestAuthority, scopes: [scope], grantType: "authorization_code"))
+        guard let user = try cache.account(username: username),
+            try cache.accessToken(for: [scope], account: user)?.token.secret == "secret-" + scope
+        else {
+            print("error: a lookup did not find \(scope) right after writing it")
+            exit(1)
+        }
+        print("ack \(index)")
+        fflush(nil)
+        var interval = timespec(tv_sec: 0, tv_nsec: 0)
+        let pause = Int.random(in: 0...pauseMilliseconds * 1000)
+        interval.tv_sec = pause / 1_000_000
+        interval.tv_nsec = (pause % 1_000_000) * 1000
+        nanosleep(&interval, nil)
+    }
 }

@@ -221,7 +221,11 @@ final class SharedCacheStore: CacheStore {
             let (bytes, version) = try medium.read()
             let writerActive = locked ? false : try SystemCall.lstat(lock.path, "looking at the shared cache's lock file") != nil
             do {
-                if bytes.isEmpty && writerActive && version != nil && clock.now < deadline {
+                // An empty file outside the lock may be a tool's in-place write between its
+                // truncation and its write: believe it only once the file stayed as it was read
+                // and no lock file is there.
+                let settled = try !bytes.isEmpty || locked || (!writerActive && medium.version() == version)
+                if !settled, version != nil, clock.now < deadline {
                     throw TokenCacheError(.malformedCache, "the shared cache is being written")
                 }
                 try state.withLock { state in
@@ -232,7 +236,15 @@ final class SharedCacheStore: CacheStore {
                     guard !changes.isEmpty else { return }
                     state.sequence += 1
                     state.lastChanges = changes
-                    state.index = nil
+                    // The next write starts from the index of this document: the changes are
+                    // what another tool's write changed, a few entries, not the whole cache.
+                    if state.index != nil {
+                        do {
+                            try RecordCodec.apply(.changes(changes, .start), to: &state.index!)
+                        } catch {
+                            state.index = nil
+                        }
+                    }
                 }
                 return
             } catch let error as TokenCacheError where error.code == .malformedCache {
