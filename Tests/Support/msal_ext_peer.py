@@ -141,8 +141,17 @@ def write(path, prefix, count, pause_ms):
             sys.exit(1)
         found = list(cache.search(msal.TokenCache.CredentialType.ACCESS_TOKEN, target=[scope]))
         if not any(entry["secret"] == "secret-" + scope for entry in found):
-            print("invalid: search did not find %s" % scope, flush=True)
-            sys.exit(1)
+            # msal-extensions reads without the lock, and its own writers rewrite the file in
+            # place: a read between a truncation and the write sees an empty file, which msal
+            # takes for an empty cache, and it does not read again until the file's time passes
+            # that read's. Say so, and look again as a new process would.
+            print("stale-empty-view %d" % i, flush=True)
+            fresh = persisted(path)
+            found = list(fresh.search(msal.TokenCache.CredentialType.ACCESS_TOKEN, target=[scope]))
+            if not any(entry["secret"] == "secret-" + scope for entry in found):
+                print("invalid: search did not find %s" % scope, flush=True)
+                sys.exit(1)
+            cache = fresh
         targets_in(path, lock)
         print("ack %d" % i, flush=True)
         time.sleep(random.uniform(0, pause_ms / 1000))

@@ -125,15 +125,19 @@ import Testing
         }
         #expect(lookups > 0)
         var lockErrors = 0
+        var staleViews = 0
         for writer in writers {
             let (lines, status) = writer.process.finish()
             #expect(status == 0 && lines.filter { $0.hasPrefix("ack ") }.count == writes, "\(writer.prefix): \(lines.suffix(3))")
             lockErrors += lines.filter { $0.hasPrefix("lock-error ") }.count
+            staleViews += lines.filter { $0.hasPrefix("stale-empty-view ") }.count
             // Past that, msal-extensions' lock excludes nobody: whatever is lost then is not ours
             // to find, and waits that long mean our writers starve it.
             #expect(!lines.contains("lock-fallback"), "\(writer.prefix) waited 5 s and went on without the lock file")
         }
-        print("SharedCachePeerTests: \(lock.rawValue): \(lookups) lookups here; msal-extensions gave up on \(lockErrors) writes")
+        print(
+            "SharedCachePeerTests: \(lock.rawValue): \(lookups) lookups here; msal-extensions gave up on \(lockErrors) writes; its own readers saw a file it was rewriting in place as empty \(staleViews) times"
+        )
         let expected = Set(writers.flatMap { writer in (0..<writes).map { "\(writer.prefix)-\($0)" } })
         let missing = expected.subtracting(try scopesInDocument())
         #expect(missing.isEmpty, "lost writes: \(missing.sorted().prefix(20))")
