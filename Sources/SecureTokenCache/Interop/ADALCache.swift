@@ -182,7 +182,11 @@ enum ADALCache {
             return value
         }
         if bytes.count > 19 {
-            guard bytes[19] == UInt8(ascii: "."), bytes.count > 20, number(20..<bytes.count) != nil else { return nil }
+            // The fraction does not count (expiry is in whole seconds), so only its digits are
+            // checked: read as a number, a long one would overflow.
+            guard bytes[19] == UInt8(ascii: "."), bytes.count > 20,
+                bytes[20...].allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
+            else { return nil }
         }
         guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10), let hour = number(11..<13),
             let minute = number(14..<16), let second = number(17..<19), (1...12).contains(month), (1...31).contains(day),

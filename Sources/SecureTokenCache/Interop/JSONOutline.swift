@@ -16,6 +16,10 @@ enum JSONOutline {
     /// The members of the object that `range` of `bytes` holds (surrounding whitespace allowed),
     /// in order, or `nil` when it holds something else (an array, a string, a number...).
     ///
+    /// A repeated key is one member, at its first position with its last value, as
+    /// ``JSONParser`` (and Python's `json.loads`) reads it: a reader of the outline files what a
+    /// whole import of the same bytes files.
+    ///
     /// - Throws: ``TokenCacheError/Code/malformedCache`` naming the byte offset when the object
     ///   is not well formed.
     static func members(of bytes: [UInt8], in range: Range<Int>) throws -> [Member]? {
@@ -26,8 +30,28 @@ enum JSONOutline {
             let members = try scanner.object()
             scanner.skipWhitespace()
             guard scanner.position == range.upperBound else { throw scanner.failure("unexpected data after the JSON object") }
-            return members
+            return try unique(members, in: buffer)
         }
+    }
+
+    /// `members` with each repeated key once, at its first position with its last value. The
+    /// values a repeated key drops are parsed here, as nobody reads them later: the object is
+    /// refused when one is not JSON, as a whole parse refuses it.
+    private static func unique(_ members: [Member], in bytes: UnsafeBufferPointer<UInt8>) throws -> [Member] {
+        var position: [String: Int] = [:]
+        position.reserveCapacity(members.count)
+        var unique: [Member] = []
+        unique.reserveCapacity(members.count)
+        for member in members {
+            if let existing = position[member.key] {
+                _ = try JSONParser.parse(UnsafeBufferPointer(rebasing: bytes[unique[existing].value]))
+                unique[existing].value = member.value
+            } else {
+                position[member.key] = unique.count
+                unique.append(member)
+            }
+        }
+        return unique
     }
 
     private struct Scanner {

@@ -168,7 +168,12 @@ import Testing
         #expect(parts.tm_hour == 3 && parts.tm_min == 4 && parts.tm_sec == 5)
         #expect(ADALCache.parseLocalTime("2030-01-02 03:04:05") == seconds)
         #expect(ADALCache.parseLocalTime("2030-01-02T03:04:05.1") == seconds)
-        for bad in ["", "2030-01-02", "2030-01-02 03:04:05.", "2030-01-02 03:04:05Z", "20x0-01-02 03:04:05"] {
+        // Found by fuzzing: a fraction longer than an Int32 holds trapped on overflow.
+        #expect(ADALCache.parseLocalTime("2030-01-02 03:04:05." + String(repeating: "9", count: 40)) == seconds)
+        for bad in [
+            "", "2030-01-02", "2030-01-02 03:04:05.", "2030-01-02 03:04:05Z", "20x0-01-02 03:04:05",
+            "2030-01-02 03:04:05.12x4",
+        ] {
             #expect(ADALCache.parseLocalTime(bad) == nil, "\(bad)")
         }
     }

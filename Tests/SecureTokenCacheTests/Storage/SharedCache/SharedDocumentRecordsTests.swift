@@ -65,10 +65,27 @@ import Testing
         #expect(b.lowerBound < a.lowerBound, "the document's order was not kept")
     }
 
+    /// A repeated key (found by fuzzing: a repeated unknown section was written back twice) is
+    /// read as a whole import reads it: once, at its first position, with its last value.
+    @Test(arguments: [
+        #"{"":{},"":{}}"#,
+        #"{"X": 1, "AccessToken": {}, "X": 2}"#,
+        #"{"AccessToken": {"a": {"secret": "1"}, "b": {"secret": "2"}, "a": {"secret": "3"}}}"#,
+        #"{"AccessToken": {"a": {"secret": "1"}}, "Account": {}, "AccessToken": {"b": {"secret": "2"}}}"#,
+    ])
+    func repeatedKeysAreReadAsAWholeImportReadsThem(document: String) throws {
+        var records = SharedDocumentRecords()
+        _ = try records.read(Array(document.utf8), location: "test")
+        var transaction = IndexTransaction(Index())
+        MSALDocument.merge(try MSALDocument.parse(Array(document.utf8)), into: &transaction)
+        #expect(try Self.exported(records.records) == MSALDocument.export(transaction.index, includeSecrets: true))
+    }
+
     @Test(arguments: [
         #"{"AccessToken": {"a": {"secret": "1"}"#, #"{"AccessToken": {"a": [1]}}"#, #"{"AccessToken": []}"#, "[]",
         #"{"AccessToken": {"a": {"secret": "1}}}"#, #"{"AccessToken": {}} x"#, #"{"Account": {"k": {"x": tru}}}"#,
-        #"{"AccessToken": {"a": {"x": [}]}}}"#,
+        #"{"AccessToken": {"a": {"x": [}]}}}"#, #"{"Ref":{x},"Ref":{}}"#,
+        #"{"AccessToken": {"a": {"x": tru}, "a": {}}}"#,
     ])
     func aDamagedDocumentIsATypedErrorAndChangesNothing(damaged: String) throws {
         var document = SharedDocumentRecords()
