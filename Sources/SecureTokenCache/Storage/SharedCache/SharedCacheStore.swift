@@ -166,7 +166,12 @@ final class SharedCacheStore: CacheStore {
     func transact(since cursor: StoreCursor, _ body: (StoreTransaction) throws -> [RecordChange]) throws -> StoreCursor {
         try groupDirectory?.createIfNeeded()
         return try queue.withLock(timeout: lockTimeout) {
-            try lock.withLock(timeout: lockTimeout) { try commit(since: cursor, body) }
+            // The document as it is now, read before the tools' lock is taken: under it, it is
+            // read again only if a tool wrote meanwhile, so the lock is held for the merge and the
+            // write alone as often as possible, and the tools waiting for it are not starved. A
+            // failure here is left to the read under the lock, which decides.
+            try? refresh(force: false)
+            return try lock.withLock(timeout: lockTimeout) { try commit(since: cursor, body) }
         }
     }
 

@@ -133,10 +133,13 @@ struct SharedKeyringMedium: SharedDocumentMedium {
     ///   (saying which encoding opens it) or, for Base64, is not Base64. Invalid JSON is left to
     ///   the document parser, which names the cache.
     func decode(_ stored: [UInt8]) throws -> [UInt8] {
-        let text = stored.filter { !Self.isWhitespace($0) }
         switch item.encoding {
         case .raw:
-            if text.first != UInt8(ascii: "{"), let decoded = Self.decodeBase64(text), Self.looksLikeJSONObject(decoded) {
+            // Only an item that does not start as a JSON object is looked at again as Base64: a
+            // document, read under the tools' lock and possibly large, is taken as it is.
+            if !Self.looksLikeJSONObject(stored), let decoded = Self.decodeBase64(stored.filter { !Self.isWhitespace($0) }),
+                Self.looksLikeJSONObject(decoded)
+            {
                 throw TokenCacheError(
                     .malformedCache,
                     "the shared cache \(location) holds Base64 of a document (the .NET, Java and Go dialect), where raw JSON was expected: open it with encoding base64; nothing was changed"
@@ -144,6 +147,7 @@ struct SharedKeyringMedium: SharedDocumentMedium {
             }
             return stored
         case .base64:
+            let text = stored.filter { !Self.isWhitespace($0) }
             guard !text.isEmpty else { return [] }
             if text.first == UInt8(ascii: "{") {
                 throw TokenCacheError(
