@@ -1,13 +1,12 @@
 import Glibc
 import Synchronization
 
-/// The readers of a keyring group's change journal: ``KeyringJournal/changes(in:after:hint:through:)``
-/// on the journal file, and ``KeyringJournal/changes(inCopy:at:after:)`` on the copy of the
-/// newest transaction.
+/// The reader of a keyring group's change journal: ``KeyringJournal/changes(in:after:hint:through:)``
+/// on the journal file.
 ///
 /// `prepare` writes a journal with the known key: a few generations, starting after a non-zero
-/// base. An input's first byte picks what ``FuzzEdits`` damage (even: the journal file; odd: the
-/// copy of the newest transaction).
+/// base. An input's first byte is kept for the corpus's format; the rest says what ``FuzzEdits``
+/// damage in the journal file.
 ///
 /// Property, as ``KeyringJournal`` documents it: a reader answers `nil` (the caller then reads
 /// the records item) or exactly the changes that made the generations asked for, and the
@@ -22,8 +21,6 @@ enum KeyringJournalTarget {
         var changes: [[String]]
         /// Where each generation's commit ends, from `base` on.
         var positions: [UInt64]
-        /// The newest transaction's frames, as its copy holds them.
-        var newest: [UInt8]
     }
 
     private static let template = Mutex<Template?>(nil)
@@ -45,7 +42,6 @@ enum KeyringJournalTarget {
             guard mkdir(directory.path, 0o700) == 0 else { fatalError("cannot make the journal folder") }
             let journal = KeyringJournal(directory: directory, sealer: FuzzKey.sealer())
             var positions = [UInt64(KeyringJournal.headerByteCount)]
-            var newest: [UInt8] = []
             for (offset, changes) in generations.enumerated() {
                 let generation = base + UInt64(offset) + 1
                 let file = journal.openForWriting()
@@ -54,13 +50,12 @@ enum KeyringJournalTarget {
                     let committed = journal.commit(pending)
                 else { fatalError("cannot write the journal template") }
                 positions.append(committed.end)
-                newest = committed.frames
             }
             let bytes = FuzzScratch.read(journal.path)
             template.withLock {
                 $0 = Template(
                     journal: journal, bytes: bytes, base: base, changes: generations.map(FuzzKey.describe),
-                    positions: positions, newest: newest)
+                    positions: positions)
             }
         } catch {
             fatalError("cannot build the journal template: \(error)")
@@ -68,20 +63,11 @@ enum KeyringJournalTarget {
     }
 
     static func check(_ input: [UInt8]) {
-        guard let template = template.withLock({ $0 }), let mode = input.first else { return }
+        guard let template = template.withLock({ $0 }), !input.isEmpty else { return }
         let count = template.changes.count
-        if mode % 2 == 1 {
-            let copy = FuzzEdits(input.dropFirst(), to: [template.newest]).files[0]
-            let start = template.positions[count - 1]
-            for after in 0..<count {
-                let found = template.journal.changes(inCopy: copy, at: start, after: template.base + UInt64(after))
-                requireTruth(found, template, after: after, through: count)
-            }
-            return
-        }
         let damaged = FuzzEdits(input.dropFirst(), to: [template.bytes]).files[0]
         FuzzScratch.write(damaged, to: template.journal.path)
-        guard let file = KeyringJournalFile(path: template.journal.path, writable: false) else { return }
+        guard let file = template.journal.openFile(writable: false) else { return }
         for after in 0..<count {
             for through in (after + 1)...count {
                 for hint in [template.positions[after], 0] {
