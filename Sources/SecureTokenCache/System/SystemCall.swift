@@ -335,6 +335,19 @@ enum SystemCall {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         return slash == path.startIndex ? "/" : String(path[..<slash])
     }
+
+    /// The names in `folder` that start with `prefix` (none when it cannot be read): for removing
+    /// what a killed process left behind, where a folder that cannot be listed leaves nothing to do.
+    static func fileNames(in folder: String, startingWith prefix: String) -> [String] {
+        guard let directory = opendir(folder) else { return [] }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name.hasPrefix(prefix) { names.append(name) }
+        }
+        return names
+    }
 }
 
 /// `flock(2)`: `Glibc.flock` names the `struct flock` of `fcntl(2)`, and inside ``SystemCall`` the

@@ -6,15 +6,13 @@ import Synchronization
 final class MemoryStore: CacheStore {
     private struct State {
         var records: [RecordID: Record] = [:]
-        /// The ``changes()`` streams still listening, by id.
-        var listeners: [UInt64: AsyncStream<Void>.Continuation] = [:]
-        var nextListener: UInt64 = 0
         /// Every committed transaction, in order; index `i` holds the changes of generation `i + 1`.
         var history: [[RecordChange]] = []
     }
 
     private let state = Mutex(State())
     private let generation = Atomic<UInt64>(0)
+    private let listeners = ChangeListeners()
 
     let storeDescription: StoreDescription
     /// None: only this process sees the group.
@@ -32,18 +30,7 @@ final class MemoryStore: CacheStore {
     func currentGeneration() -> UInt64 { generation.load(ordering: .acquiring) }
 
     /// One element after each commit through this store (only this process sees it).
-    func changes() throws -> AsyncStream<Void> {
-        let (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-        let id = state.withLock { state in
-            state.nextListener += 1
-            state.listeners[state.nextListener] = continuation
-            return state.nextListener
-        }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.state.withLock { $0.listeners.removeValue(forKey: id) }
-        }
-        return stream
-    }
+    func changes() throws -> AsyncStream<Void> { listeners.stream() }
 
     func load() throws -> ([Record], StoreCursor) {
         state.withLock { state in
@@ -76,7 +63,7 @@ final class MemoryStore: CacheStore {
             state.history.append(changes)
             let next = UInt64(state.history.count)
             generation.store(next, ordering: .releasing)
-            for listener in state.listeners.values { listener.yield(()) }
+            listeners.yieldToAll()
             return StoreCursor(generation: next, epoch: 0, position: 0)
         }
     }

@@ -115,12 +115,9 @@ struct SharedCacheLock: Sendable {
     private func removeLeftovers() {
         let folder = SystemCall.parentDirectory(of: path)
         let prefix = String(temporaryPrefix.dropFirst(folder.count + 1))
-        guard let directory = opendir(folder) else { return }
-        defer { closedir(directory) }
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            guard name.hasPrefix(prefix), let pid = Int32(name.dropFirst(prefix.count).prefix { $0 != "-" }) else { continue }
-            if kill(pid, 0) != 0 && errno == ESRCH { unlink(folder + "/" + name) }
+        for name in SystemCall.fileNames(in: folder, startingWith: prefix) {
+            guard let pid = Int32(name.dropFirst(prefix.count).prefix { $0 != "-" }) else { continue }
+            if kill(pid, 0) != 0 && errno == ESRCH { SystemCall.removeLeftover(folder + "/" + name) }
         }
     }
 

@@ -48,25 +48,12 @@ final class SharedCacheStore: CacheStore {
     /// the other stores of this process on the same document (``neighbours``).
     private final class Announcer: Sendable {
         let generation = Atomic<UInt64>(0)
-        private let listeners = Mutex<(next: UInt64, all: [UInt64: AsyncStream<Void>.Continuation])>((0, [:]))
+        let listeners = ChangeListeners()
 
         /// Bumps the generation, then wakes every stream, so a woken reader sees the new one.
         func announce() {
             generation.wrappingAdd(1, ordering: .releasing)
-            for listener in listeners.withLock({ Array($0.all.values) }) { listener.yield(()) }
-        }
-
-        func stream() -> AsyncStream<Void> {
-            let (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-            let id = listeners.withLock { listeners in
-                listeners.next += 1
-                listeners.all[listeners.next] = continuation
-                return listeners.next
-            }
-            continuation.onTermination = { [weak self] _ in
-                _ = self?.listeners.withLock { $0.all.removeValue(forKey: id) }
-            }
-            return stream
+            listeners.yieldToAll()
         }
     }
 
@@ -139,7 +126,7 @@ final class SharedCacheStore: CacheStore {
 
     func currentGeneration() -> UInt64 { announcer.generation.load(ordering: .acquiring) }
 
-    func changes() throws -> AsyncStream<Void> { announcer.stream() }
+    func changes() throws -> AsyncStream<Void> { announcer.listeners.stream() }
 
     func load() throws -> ([Record], StoreCursor) {
         let generation = currentGeneration()
@@ -224,12 +211,16 @@ final class SharedCacheStore: CacheStore {
         var pause = Self.partialReadBackoff.first
         while true {
             let (bytes, version) = try medium.read()
-            let writerActive = locked ? false : try SystemCall.lstat(lock.path, "looking at the shared cache's lock file") != nil
+            // Whether a tool holds its lock file: asked only when what was read needs explaining.
+            let lockFile = lock.path
+            let writerActive = {
+                try !locked && SystemCall.lstat(lockFile, "looking at the shared cache's lock file") != nil
+            }
             do {
                 // An empty file outside the lock may be a tool's in-place write between its
                 // truncation and its write: believe it only once the file stayed as it was read
                 // and no lock file is there.
-                let settled = try !bytes.isEmpty || locked || (!writerActive && medium.version() == version)
+                let settled = try !bytes.isEmpty || locked || (!writerActive() && medium.version() == version)
                 if !settled, version != nil, clock.now < deadline {
                     throw TokenCacheError(.malformedCache, "the shared cache is being written")
                 }
@@ -254,7 +245,7 @@ final class SharedCacheStore: CacheStore {
                 return
             } catch let error as TokenCacheError where error.code == .malformedCache {
                 let moved = try medium.version() != version
-                guard !locked, moved || writerActive, clock.now < deadline else { throw error }
+                guard !locked, try moved || writerActive(), clock.now < deadline else { throw error }
                 var interval = timespec(duration: pause)
                 nanosleep(&interval, nil)
                 pause = min(pause * 2, Self.partialReadBackoff.longest)

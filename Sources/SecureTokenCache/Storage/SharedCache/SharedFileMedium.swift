@@ -89,13 +89,8 @@ struct SharedFileMedium: SharedDocumentMedium {
         let folder = SystemCall.parentDirectory(of: path)
         let name = path[path.index(after: path.lastIndex(of: "/") ?? path.startIndex)...]
         let prefix = "." + name + ".stc-"
-        guard let directory = opendir(folder) else { return }
-        defer { closedir(directory) }
-        while let entry = readdir(directory) {
-            let entryName = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            if entryName.hasPrefix(prefix) { unlink(folder + "/" + entryName) }
+        for leftover in SystemCall.fileNames(in: folder, startingWith: prefix) {
+            SystemCall.removeLeftover(folder + "/" + leftover)
         }
     }
 }
