@@ -1,3 +1,5 @@
+import Glibc
+
 /// The members of a JSON object found without parsing their values: each member's key and the
 /// bytes of its value.
 ///
@@ -7,10 +9,24 @@
 /// commas, nesting) but not the values inside: whoever uses a value's bytes parses them with
 /// ``JSONParser`` first, or compares them with bytes that were parsed before.
 enum JSONOutline {
-    /// One member: its key and where its value's bytes are.
+    /// One member: its key and where its bytes are.
     struct Member {
         var key: String
+        /// Where the member starts: its key's opening quote.
+        var start: Int
+        /// Where its value's bytes are.
         var value: Range<Int>
+
+        /// The member's bytes, from its key to the end of its value.
+        var bytes: Range<Int> { start..<value.upperBound }
+    }
+
+    /// How a member compares with the members of an earlier version of its object.
+    struct Match {
+        /// The earlier member with the same key; `nil` for a new key.
+        var earlier: Int?
+        /// Whether the member's bytes, key and value, are the earlier member's.
+        var unchanged: Bool
     }
 
     /// The members of the object that `range` of `bytes` holds (surrounding whitespace allowed),
@@ -32,6 +48,60 @@ enum JSONOutline {
             guard scanner.position == range.upperBound else { throw scanner.failure("unexpected data after the JSON object") }
             return try unique(members, in: buffer)
         }
+    }
+
+    /// An object's members matched with those of an earlier version of it, and the members of
+    /// the values that were outlined too, matched in the same way.
+    struct Comparison {
+        var members: [Member] = []
+        /// How each member compares with the earlier ones.
+        var matches: [Match] = []
+        /// The outlines of members' values, by position in ``members``: those the caller asked
+        /// for (objects) that changed.
+        var inner: [Int: Comparison] = [:]
+    }
+
+    /// The members of the object that `range` of `bytes` holds, as ``members(of:in:)`` finds
+    /// them, each matched with `earlier`, the members of an earlier version of the object in
+    /// `earlierBytes`; and for each changed member whose key `inner` gives the earlier members
+    /// of, its value's members matched with those (when the value is an object).
+    ///
+    /// A member whose bytes are those of the earlier member after the last one matched is
+    /// recognized by comparing its bytes, not by scanning them: when another program rewrote the
+    /// object with a few members changed, each of the others costs one comparison of memory,
+    /// and only the changed ones are scanned. Values are still unchecked, as in
+    /// ``members(of:in:)``; a value whose bytes equal an earlier one is as valid as it was.
+    ///
+    /// - Throws: ``TokenCacheError/Code/malformedCache`` as ``members(of:in:)``.
+    static func members(
+        of bytes: [UInt8], in range: Range<Int>, comparedWith earlier: [Member], in earlierBytes: [UInt8],
+        inner: (String) -> [Member]? = { _ in nil }
+    ) throws -> Comparison? {
+        let compared = try bytes.withUnsafeBufferPointer { buffer in
+            try earlierBytes.withUnsafeBufferPointer { earlierBuffer -> Comparison?? in
+                var scanner = Scanner(bytes: buffer, position: range.lowerBound, end: range.upperBound)
+                scanner.skipWhitespace()
+                guard scanner.peek() == UInt8(ascii: "{") else { return .some(nil) }
+                guard let compared = try scanner.object(comparedWith: earlier, in: earlierBuffer, inner: inner) else {
+                    return nil
+                }
+                scanner.skipWhitespace()
+                guard scanner.position == range.upperBound else { throw scanner.failure("unexpected data after the JSON object") }
+                return compared
+            }
+        }
+        if let compared { return compared }
+        // A repeated key: the plain outline, which reads it as a whole parse does, matched by key.
+        guard let members = try members(of: bytes, in: range) else { return nil }
+        var positions: [String: Int] = [:]
+        for (position, member) in earlier.enumerated() { positions[member.key] = position }
+        let matches = members.map { member in
+            let position = positions[member.key]
+            return Match(
+                earlier: position,
+                unchanged: position.map { bytes[member.bytes].elementsEqual(earlierBytes[earlier[$0].bytes]) } ?? false)
+        }
+        return Comparison(members: members, matches: matches)
     }
 
     /// `members` with each repeated key once, at its first position with its last value. The
@@ -58,6 +128,9 @@ enum JSONOutline {
         let bytes: UnsafeBufferPointer<UInt8>
         var position: Int
         let end: Int
+        /// How deep the object being outlined is in the one the scan started with: its values
+        /// may nest that much less.
+        var depth = 0
         /// How deep values may nest, as ``JSONParser`` allows.
         static let maximumDepth = 512
 
@@ -92,19 +165,130 @@ enum JSONOutline {
             }
             while true {
                 skipWhitespace()
-                let key = try keyString()
-                skipWhitespace()
-                try expect(UInt8(ascii: ":"), "':' after a key")
-                skipWhitespace()
-                let start = position
-                try skipValue()
-                members.append(Member(key: key, value: start..<position))
-                skipWhitespace()
-                guard let next = peek() else { throw failure("unexpected end of data") }
-                position += 1
-                if next == UInt8(ascii: "}") { return members }
-                guard next == UInt8(ascii: ",") else { throw failure("expected ',' or '}'") }
+                members.append(try member().member)
+                guard try endOfMember() else { return members }
             }
+        }
+
+        /// One member at `position` (its key's opening quote), leaving `position` after its value,
+        /// and the outline of its value when `inner` gives earlier members for its key and the
+        /// value is an object without a repeated key.
+        mutating func member(
+            inner: (String) -> [Member]? = { _ in nil }, in earlierBytes: UnsafeBufferPointer<UInt8>? = nil
+        ) throws -> (member: Member, inner: Comparison?) {
+            let start = position
+            let key = try keyString()
+            skipWhitespace()
+            try expect(UInt8(ascii: ":"), "':' after a key")
+            skipWhitespace()
+            let valueStart = position
+            var outline: Comparison?
+            if let earlierBytes, peek() == UInt8(ascii: "{"), let earlier = inner(key) {
+                depth += 1
+                outline = try object(comparedWith: earlier, in: earlierBytes, inner: { _ in nil })
+                depth -= 1
+                if outline == nil { position = valueStart }
+            }
+            if outline == nil { try skipValue() }
+            return (Member(key: key, start: start, value: valueStart..<position), outline)
+        }
+
+        /// Moves past what follows a member: `true` after a comma, `false` after the object's `}`.
+        mutating func endOfMember() throws -> Bool {
+            skipWhitespace()
+            guard let next = peek() else { throw failure("unexpected end of data") }
+            position += 1
+            if next == UInt8(ascii: "}") { return false }
+            guard next == UInt8(ascii: ",") else { throw failure("expected ',' or '}'") }
+            return true
+        }
+
+        /// The members of the object at `position` (its `{`) matched with `earlier`, leaving
+        /// `position` after its `}`; `nil` when a key repeats.
+        mutating func object(
+            comparedWith earlier: [Member], in earlierBytes: UnsafeBufferPointer<UInt8>, inner: (String) -> [Member]?
+        ) throws -> Comparison? {
+            try expect(UInt8(ascii: "{"), "an object")
+            var comparison = Comparison()
+            comparison.members.reserveCapacity(earlier.count)
+            comparison.matches.reserveCapacity(earlier.count)
+            skipWhitespace()
+            if peek() == UInt8(ascii: "}") {
+                position += 1
+                return comparison
+            }
+            // Which earlier members a member matched: one matched twice is a repeated key.
+            var taken = [Bool](repeating: false, count: earlier.count)
+            // The earlier members by key, made only when a member is not where it was.
+            var positions: [String: Int]?
+            var newKeys = Set<String>()
+            var expected = 0
+            while true {
+                skipWhitespace()
+                if expected < earlier.count, !taken[expected], let same = recognize(earlier[expected], in: earlierBytes) {
+                    taken[expected] = true
+                    comparison.members.append(same)
+                    comparison.matches.append(Match(earlier: expected, unchanged: true))
+                    expected += 1
+                } else {
+                    let (member, outline) = try member(inner: inner, in: earlierBytes)
+                    if let outline { comparison.inner[comparison.members.count] = outline }
+                    var position: Int?
+                    if expected < earlier.count, earlier[expected].key == member.key {
+                        position = expected
+                    } else {
+                        if positions == nil {
+                            positions = Dictionary(
+                                earlier.enumerated().map { ($1.key, $0) }, uniquingKeysWith: { first, _ in first })
+                        }
+                        position = positions![member.key]
+                    }
+                    if let position {
+                        guard !taken[position] else { return nil }
+                        taken[position] = true
+                        let unchanged = Self.same(bytes, member.bytes, earlierBytes, earlier[position].bytes)
+                        comparison.matches.append(Match(earlier: position, unchanged: unchanged))
+                        expected = position + 1
+                    } else {
+                        guard newKeys.insert(member.key).inserted else { return nil }
+                        comparison.matches.append(Match(earlier: nil, unchanged: false))
+                    }
+                    comparison.members.append(member)
+                }
+                guard try endOfMember() else { return comparison }
+            }
+        }
+
+        /// `earlier` moved to `position`, when the bytes there are its bytes, leaving `position`
+        /// after them; else `nil`, with `position` unmoved.
+        mutating func recognize(_ earlier: Member, in earlierBytes: UnsafeBufferPointer<UInt8>) -> Member? {
+            let length = earlier.bytes.count
+            guard position + length <= end,
+                Self.same(bytes, position..<(position + length), earlierBytes, earlier.bytes)
+            else { return nil }
+            // A number or a literal could go on where the earlier one ended.
+            let after = position + length
+            if after < end, !Self.ends(bytes[after]) {
+                switch earlierBytes[earlier.value.upperBound - 1] {
+                case UInt8(ascii: "\""), UInt8(ascii: "}"), UInt8(ascii: "]"): break
+                default: return nil
+                }
+            }
+            let shift = position - earlier.start
+            defer { position = after }
+            return Member(
+                key: earlier.key, start: position,
+                value: (earlier.value.lowerBound + shift)..<(earlier.value.upperBound + shift))
+        }
+
+        /// Whether `range` of `bytes` holds the bytes `otherRange` of `other` holds.
+        static func same(
+            _ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ other: UnsafeBufferPointer<UInt8>,
+            _ otherRange: Range<Int>
+        ) -> Bool {
+            range.count == otherRange.count
+                && (range.isEmpty
+                    || memcmp(bytes.baseAddress! + range.lowerBound, other.baseAddress! + otherRange.lowerBound, range.count) == 0)
         }
 
         /// A key: read directly when it is plain ASCII without escapes (every MSAL key), else
@@ -155,7 +339,7 @@ enum JSONOutline {
                         guard closers.popLast() == byte else { throw failure("mismatched brackets") }
                     default: break
                     }
-                    guard closers.count <= Self.maximumDepth else { throw failure("values nest too deeply") }
+                    guard closers.count + depth <= Self.maximumDepth else { throw failure("values nest too deeply") }
                     position += 1
                 } while !closers.isEmpty
             default:

@@ -2,30 +2,54 @@
 /// unknown section, the section layout, and what ``SharedCacheStore/extrasSection`` keeps.
 ///
 /// The tools rewrite the whole document for every change, and write unchanged entries with the
-/// same bytes. So each record remembers the bytes it was read from, and a read of the next
-/// document parses only the entries whose bytes differ (``JSONOutline`` finds them without
-/// parsing the rest) and reports only what changed.
+/// same bytes. So the last document read is kept with its outline (``JSONOutline``), and a read
+/// of the next one compares them: an entry whose bytes are where the outline expects them costs
+/// one comparison of memory, only the entries whose bytes differ are parsed, and only what
+/// changed is reported.
 ///
-/// Ordinals (the order the engine writes entries back in) follow the document: an entry keeps
-/// its ordinal while that stays in document order, and takes the next one otherwise.
+/// Ordinals (the order the engine writes entries back in) follow the document within each kind:
+/// an entry keeps its ordinal while that stays in document order, and the entries between two
+/// kept ones take ordinals between theirs. New entries at the end leave a gap
+/// (``ordinalSpacing``), so that an entry another tool inserts later finds room without
+/// renumbering, and so rewriting, its neighbours.
 struct SharedDocumentRecords {
-    private struct Known {
-        var bytes: ArraySlice<UInt8>
-        var record: Record
-        var ordinal: UInt64
+    /// One section of entries as last read: its members, whose bytes are in ``document``, and
+    /// the ordinal of each.
+    private struct Section {
+        var members: [JSONOutline.Member] = []
+        var ordinals: [UInt64] = []
+
+        /// The section with its bytes `shift` bytes further into the document.
+        func moved(by shift: Int) -> Section {
+            guard shift != 0 else { return self }
+            var moved = self
+            for index in moved.members.indices {
+                let value = moved.members[index].value
+                moved.members[index].start += shift
+                moved.members[index].value = (value.lowerBound + shift)..<(value.upperBound + shift)
+            }
+            return moved
+        }
     }
 
+    /// The gap between the ordinals of entries read one after another with no kept entry after
+    /// them.
+    static let ordinalSpacing: UInt64 = 1 << 16
+
+    /// The document last read or written, and its top-level members.
+    private var document: [UInt8] = []
+    private var top: [JSONOutline.Member] = []
+    /// The sections of entries, by section name.
+    private var sections: [String: Section] = [:]
     /// Entries and unknown sections, by record id.
-    private var known: [RecordID: Known] = [:]
+    private var known: [RecordID: Record] = [:]
+    /// The records of the extras section.
+    private var extras: [RecordID: Record] = [:]
     /// The layout record.
     private var layout: Record?
-    /// The bytes of the extras section and its records.
-    private var extras: (bytes: ArraySlice<UInt8>, records: [RecordID: Record])?
 
     /// Every record, in no particular order.
-    var records: [Record] {
-        known.values.map(\.record) + (extras.map { Array($0.records.values) } ?? []) + (layout.map { [$0] } ?? [])
-    }
+    var records: [Record] { Array(known.values) + Array(extras.values) + (layout.map { [$0] } ?? []) }
 
     /// Reads `bytes` (a whole document, or none), and returns what changed since the last read:
     /// the records to put and the ids to delete.
@@ -44,122 +68,246 @@ struct SharedDocumentRecords {
     }
 
     private mutating func read(_ bytes: [UInt8]) throws -> [RecordChange] {
-        var members: [JSONOutline.Member] = []
-        if !bytes.isEmpty {
-            guard let top = try JSONOutline.members(of: bytes, in: 0..<bytes.count) else {
-                throw TokenCacheError(.malformedCache, "an MSAL cache must be a JSON object")
-            }
-            members = top
-        }
-        var next: [RecordID: Known] = [:]
-        next.reserveCapacity(known.count)
+        let outline = try outline(bytes)
+        // Kinds whose sections are not one section of the same name in both documents (another
+        // SDK's spelling, or two spellings in one document): their entries are matched by id
+        // across sections, as a whole import files them.
+        let tangled = Self.tangledKinds(top, outline.members)
+        var placed: [RecordID: UInt64] = [:]
+        var gone: [RecordID] = []
         var changes: [RecordChange] = []
-        var sections: [String] = []
-        var sectionKinds = Set<CredentialKind>()
-        var nextExtras: (bytes: ArraySlice<UInt8>, records: [RecordID: Record])?
+        var nextSections: [String: Section] = [:]
+        var names: [String] = []
+        var kinds = Set<CredentialKind>()
+        var unknownNames = Set<String>()
+        var nextExtras: [RecordID: Record] = [:]
+        var lastOrdinal: [CredentialKind: UInt64] = [:]
         var sharing = StringInterner()
-        var last: UInt64 = 0
-        for member in members {
-            let value = bytes[member.value]
+        for (position, (member, match)) in zip(outline.members, outline.matches).enumerated() {
             if member.key == SharedCacheStore.extrasSection {
-                nextExtras = try extras.flatMap { $0.bytes.elementsEqual(value) ? $0 : nil } ?? Self.readExtras(value)
+                nextExtras = match.unchanged ? extras : try Self.readExtras(bytes[member.value])
                 continue
             }
             guard let kind = CredentialKind(sectionName: member.key) else {
-                sections.append(member.key)
+                names.append(member.key)
+                unknownNames.insert(member.key)
                 let id = RecordID(kind: .unknownSection, name: member.key)
-                if let old = known[id], old.bytes.elementsEqual(value) {
-                    next[id] = Known(bytes: value, record: old.record, ordinal: 0)
-                } else {
-                    let record = RecordCodec.record(unknownSection: member.key, value: try JSONParser.parse(value))
-                    next[id] = Known(bytes: value, record: record, ordinal: 0)
-                    changes.append(.put(record))
-                }
+                if match.unchanged, known[id] != nil { continue }
+                let record = RecordCodec.record(unknownSection: member.key, value: try JSONParser.parse(bytes[member.value]))
+                if known[id]?.payload.elementsEqual(record.payload) != true { changes.append(.put(record)) }
                 continue
             }
-            if sectionKinds.insert(kind).inserted { sections.append(member.key) }
-            guard let entries = try JSONOutline.members(of: bytes, in: member.value) else {
-                throw TokenCacheError(.malformedCache, "section \"\(member.key)\" is not a JSON object")
+            if kinds.insert(kind).inserted { names.append(member.key) }
+            let earlier = sections[member.key] ?? Section()
+            let last = lastOrdinal[kind] ?? 0
+            if match.unchanged, let position = match.earlier, !tangled.contains(kind), earlier.ordinals.first ?? .max > last {
+                // The whole section as it was: its entries moved with it.
+                lastOrdinal[kind] = earlier.ordinals.last ?? last
+                nextSections[member.key] = earlier.moved(by: member.value.lowerBound - top[position].value.lowerBound)
+                continue
             }
-            for entry in entries {
-                let id = RecordID(kind: RecordCodec.recordKind(kind), name: entry.key)
-                let entryBytes = bytes[entry.value]
-                let old = known[id]
-                if let old, old.ordinal > last, old.bytes.elementsEqual(entryBytes) {
-                    next[id] = Known(bytes: entryBytes, record: old.record, ordinal: old.ordinal)
-                    last = old.ordinal
-                    continue
+            let entries = try self.entries(of: member, at: position, in: outline, bytes: bytes, earlier: earlier)
+            let recordKind = RecordCodec.recordKind(kind)
+            let isTangled = tangled.contains(kind)
+            let ordinals = Self.ordinals(entries.matches, earlier: earlier.ordinals, after: last) { position in
+                !isTangled || placed[RecordID(kind: recordKind, name: entries.members[position].key)] == nil
+            }
+            var section = Section(members: entries.members, ordinals: [])
+            section.ordinals.reserveCapacity(entries.members.count)
+            for (position, entry) in entries.members.enumerated() {
+                var ordinal = ordinals[position].ordinal
+                let id = isTangled ? RecordID(kind: recordKind, name: entry.key) : nil
+                if let id {
+                    // A repeated entry keeps its first ordinal, as a whole import files it.
+                    if let first = placed[id] { ordinal = first } else { placed[id] = ordinal }
                 }
-                guard case .object(let fields) = try JSONParser.parse(entryBytes) else {
+                section.ordinals.append(ordinal)
+                if ordinals[position].kept { continue }
+                guard case .object(let fields) = try JSONParser.parse(bytes[entry.value]) else {
                     throw TokenCacheError(.malformedCache, "an entry of section \"\(member.key)\" is not a JSON object")
                 }
                 var parts = EntryParts(fields)
                 parts.share(with: &sharing)
-                let ordinal = old.map(\.ordinal).flatMap { $0 > last ? $0 : nil } ?? last + 1
                 let stored = StoredEntry(
                     id: EntryID(kind: kind, key: entry.key), ordinal: ordinal,
                     entry: CacheEntry(kind: kind, members: .object(fields), parts: parts))
-                let record = RecordCodec.record(stored)
-                next[id] = Known(bytes: entryBytes, record: record, ordinal: ordinal)
-                changes.append(.put(record))
-                last = ordinal
+                changes.append(.put(RecordCodec.record(stored)))
             }
+            lastOrdinal[kind] = max(last, ordinals.last?.ordinal ?? last)
+            var matched = [Bool](repeating: false, count: earlier.members.count)
+            for match in entries.matches { if let position = match.earlier { matched[position] = true } }
+            for (position, member) in earlier.members.enumerated() where !matched[position] {
+                gone.append(RecordID(kind: recordKind, name: member.key))
+            }
+            nextSections[member.key] = section
         }
-        for id in known.keys where next[id] == nil { changes.append(.delete(id)) }
-        let oldExtras = extras?.records ?? [:]
-        for (id, record) in nextExtras?.records ?? [:] where oldExtras[id]?.payload.elementsEqual(record.payload) != true {
+        // Sections no longer there, and entries gone from the sections still there.
+        for (name, section) in sections where nextSections[name] == nil {
+            guard let kind = CredentialKind(sectionName: name) else { continue }
+            let recordKind = RecordCodec.recordKind(kind)
+            gone.append(contentsOf: section.members.map { RecordID(kind: recordKind, name: $0.key) })
+        }
+        for id in gone {
+            let kind = RecordCodec.credentialKind(id.kind)
+            if let kind, tangled.contains(kind), placed[id] != nil { continue }
+            changes.append(.delete(id))
+        }
+        for member in top where member.key != SharedCacheStore.extrasSection && CredentialKind(sectionName: member.key) == nil {
+            if !unknownNames.contains(member.key) { changes.append(.delete(RecordID(kind: .unknownSection, name: member.key))) }
+        }
+        for (id, record) in nextExtras where extras[id]?.payload.elementsEqual(record.payload) != true {
             changes.append(.put(record))
         }
-        for id in oldExtras.keys where nextExtras?.records[id] == nil { changes.append(.delete(id)) }
-        let nextLayout = sections.isEmpty ? nil : RecordCodec.record(sections: sections)
+        for id in extras.keys where nextExtras[id] == nil { changes.append(.delete(id)) }
+        let nextLayout = names.isEmpty ? nil : RecordCodec.record(sections: names)
         if let nextLayout, layout?.payload.elementsEqual(nextLayout.payload) != true { changes.append(.put(nextLayout)) }
         if nextLayout == nil, let layout { changes.append(.delete(layout.id)) }
-        known = next
-        extras = nextExtras
-        layout = nextLayout
+
+        document = bytes
+        top = outline.members
+        sections = nextSections
+        apply(changes)
         return changes
     }
 
     /// Takes `bytes`, which this store wrote for `index` after applying `changes` to what it
     /// knew, as the document it knows, without parsing the entries.
     mutating func adopt(_ bytes: [UInt8], index: Index, changes: [RecordChange]) throws {
-        var records: [RecordID: Record] = [:]
-        for (id, known) in known { records[id] = known.record }
-        for (id, record) in extras?.records ?? [:] { records[id] = record }
-        if let layout { records[layout.id] = layout }
+        let outline = try outline(bytes)
+        var nextSections: [String: Section] = [:]
+        for (position, (member, match)) in zip(outline.members, outline.matches).enumerated() {
+            guard let kind = CredentialKind(sectionName: member.key) else { continue }
+            let earlier = sections[member.key] ?? Section()
+            if match.unchanged, let position = match.earlier {
+                nextSections[member.key] = earlier.moved(by: member.value.lowerBound - top[position].value.lowerBound)
+                continue
+            }
+            let entries = try self.entries(of: member, at: position, in: outline, bytes: bytes, earlier: earlier)
+            var section = Section(members: entries.members, ordinals: [])
+            section.ordinals.reserveCapacity(entries.members.count)
+            for (entry, match) in zip(entries.members, entries.matches) {
+                if match.unchanged, let position = match.earlier {
+                    section.ordinals.append(earlier.ordinals[position])
+                } else {
+                    section.ordinals.append(index[EntryID(kind: kind, key: entry.key)]?.ordinal ?? 0)
+                }
+            }
+            nextSections[member.key] = section
+        }
+        document = bytes
+        top = outline.members
+        sections = nextSections
+        apply(changes)
+    }
+
+    /// Files `changes` in ``known``, ``extras`` and ``layout``.
+    private mutating func apply(_ changes: [RecordChange]) {
         for change in changes {
             switch change {
-            case .put(let record): records[record.id] = record
-            case .delete(let id): records[id] = nil
+            case .put(let record):
+                switch record.id.kind {
+                case .clientState, .tenantAlias: extras[record.id] = record
+                case .layout: layout = record
+                default: known[record.id] = record
+                }
+            case .delete(let id):
+                switch id.kind {
+                case .clientState, .tenantAlias: extras[id] = nil
+                case .layout: layout = nil
+                default: known[id] = nil
+                }
             }
         }
-        var next: [RecordID: Known] = [:]
-        next.reserveCapacity(known.count + changes.count)
-        var nextExtras: (bytes: ArraySlice<UInt8>, records: [RecordID: Record])?
-        for member in try JSONOutline.members(of: bytes, in: 0..<bytes.count) ?? [] {
-            let value = bytes[member.value]
-            if member.key == SharedCacheStore.extrasSection {
-                nextExtras = (value, records.filter { $0.key.kind == .clientState || $0.key.kind == .tenantAlias })
-                continue
+    }
+
+    /// The top-level members of `bytes` matched with those of ``document``, with the members of
+    /// the sections of entries that changed matched with theirs; none for an empty document.
+    private func outline(_ bytes: [UInt8]) throws -> JSONOutline.Comparison {
+        guard !bytes.isEmpty else { return JSONOutline.Comparison() }
+        let sections = sections
+        let outline = try JSONOutline.members(of: bytes, in: 0..<bytes.count, comparedWith: top, in: document) { name in
+            CredentialKind(sectionName: name) == nil ? nil : sections[name]?.members ?? []
+        }
+        guard let outline else { throw TokenCacheError(.malformedCache, "an MSAL cache must be a JSON object") }
+        return outline
+    }
+
+    /// The entries of the section `member`, at `position` of `outline`, matched with those of
+    /// `earlier`.
+    private func entries(
+        of member: JSONOutline.Member, at position: Int, in outline: JSONOutline.Comparison, bytes: [UInt8], earlier: Section
+    ) throws -> JSONOutline.Comparison {
+        if let entries = outline.inner[position] { return entries }
+        guard let entries = try JSONOutline.members(of: bytes, in: member.value, comparedWith: earlier.members, in: document)
+        else {
+            throw TokenCacheError(.malformedCache, "section \"\(member.key)\" is not a JSON object")
+        }
+        return entries
+    }
+
+    /// The kinds whose entries are not in one section of the same name in both `before` and
+    /// `after` (top-level members).
+    private static func tangledKinds(_ before: [JSONOutline.Member], _ after: [JSONOutline.Member]) -> Set<CredentialKind> {
+        func names(_ members: [JSONOutline.Member]) -> [CredentialKind: [String]] {
+            var names: [CredentialKind: [String]] = [:]
+            for member in members {
+                if let kind = CredentialKind(sectionName: member.key) { names[kind, default: []].append(member.key) }
             }
-            guard let kind = CredentialKind(sectionName: member.key) else {
-                let id = RecordID(kind: .unknownSection, name: member.key)
-                if let record = records[id] { next[id] = Known(bytes: value, record: record, ordinal: 0) }
-                continue
-            }
-            for entry in try JSONOutline.members(of: bytes, in: member.value) ?? [] {
-                let id = RecordID(kind: RecordCodec.recordKind(kind), name: entry.key)
-                guard let record = records[id], let stored = index[EntryID(kind: kind, key: entry.key)] else { continue }
-                next[id] = Known(bytes: bytes[entry.value], record: record, ordinal: stored.ordinal)
+            return names
+        }
+        let (old, new) = (names(before), names(after))
+        var tangled = Set<CredentialKind>()
+        for (kind, names) in new {
+            if names.count > 1 || (old[kind].map { $0 != names } ?? false) { tangled.insert(kind) }
+        }
+        for (kind, names) in old where names.count > 1 { tangled.insert(kind) }
+        return tangled
+    }
+
+    /// The ordinal of each member of a section matched as `matches` say with members whose
+    /// ordinals were `earlier`, all above `last`, and whether it is the earlier one, kept: an
+    /// unchanged member keeps its ordinal while that stays in order and leaves room for the
+    /// members before it, when `mayKeep` lets it; the others take ordinals spread between
+    /// their kept neighbours' (``ordinalSpacing`` apart after the last one).
+    private static func ordinals(
+        _ matches: [JSONOutline.Match], earlier: [UInt64], after last: UInt64, mayKeep: (Int) -> Bool
+    ) -> [(ordinal: UInt64, kept: Bool)] {
+        var result = [(ordinal: UInt64, kept: Bool)](repeating: (0, false), count: matches.count)
+        var previous = last
+        var waiting = 0
+        for (position, match) in matches.enumerated() {
+            if match.unchanged, let old = match.earlier.map({ earlier[$0] }), old > previous,
+                old - previous > UInt64(waiting), mayKeep(position)
+            {
+                result[position] = (old, true)
+                previous = old
+                waiting = 0
+            } else {
+                waiting += 1
             }
         }
-        known = next
-        extras = nextExtras
-        layout = records[RecordID(kind: .layout, name: RecordCodec.layoutName)]
+        previous = last
+        var position = 0
+        while position < matches.count {
+            if result[position].kept {
+                previous = result[position].ordinal
+                position += 1
+                continue
+            }
+            var end = position
+            while end < matches.count, !result[end].kept { end += 1 }
+            let step = end < matches.count ? (result[end].ordinal - previous) / UInt64(end - position + 1) : ordinalSpacing
+            for waiting in position..<end {
+                previous += step
+                result[waiting] = (previous, false)
+            }
+            position = end
+        }
+        return result
     }
 
     /// The records the extras section holds: per-client sign-in state and tenant aliases.
-    private static func readExtras(_ bytes: ArraySlice<UInt8>) throws -> (bytes: ArraySlice<UInt8>, records: [RecordID: Record]) {
+    private static func readExtras(_ bytes: ArraySlice<UInt8>) throws -> [RecordID: Record] {
         guard case .object(let parts) = try JSONParser.parse(bytes) else {
             throw TokenCacheError(.malformedCache, "the \(SharedCacheStore.extrasSection) section is not a JSON object")
         }
@@ -181,6 +329,6 @@ struct SharedDocumentRecords {
                 records[record.id] = record
             }
         }
-        return (bytes, records)
+        return records
     }
 }

@@ -65,6 +65,38 @@ import Testing
         #expect(b.lowerBound < a.lowerBound, "the document's order was not kept")
     }
 
+    /// A document of access tokens `tokens` (by key) and one account, as msal-python writes it.
+    static func document(tokens: [String]) -> [UInt8] {
+        func entry(_ kind: String, _ key: String) -> (key: String, value: JSONValue) {
+            (key, .object(JSONObject([("credential_type", .string(kind)), ("secret", .string("secret-\(key)"))])))
+        }
+        return JSONWriter.bytes(
+            .object(
+                JSONObject([
+                    ("AccessToken", .object(JSONObject(tokens.map { entry("AccessToken", $0) }))),
+                    ("RefreshToken", .object(JSONObject([entry("RefreshToken", "r")]))),
+                    ("Account", .object(JSONObject([("u", .object(JSONObject([("username", .string("u"))])))]))),
+                ])), style: .python)
+    }
+
+    /// Another tool inserting entries (msal-python appends them; others may write them anywhere)
+    /// changes those entries alone: the entries after them keep their records, in every section.
+    @Test func insertedEntriesChangeOnlyThemselvesAndKeepTheDocumentsOrder() throws {
+        var records = SharedDocumentRecords()
+        _ = try records.read(Self.document(tokens: ["a", "b", "c"]), location: "test")
+        for tokens in [["a", "a2", "b", "c", "d"], ["a", "a2", "a3", "b", "c", "d"], ["a0", "a", "a2", "a3", "b", "c", "d"]] {
+            let before = Set(records.records.map(\.id))
+            let bytes = Self.document(tokens: tokens)
+            let changes = try records.read(bytes, location: "test")
+            let added = Set(tokens.map { RecordID(kind: .accessToken, name: $0) }).subtracting(before)
+            #expect(Set(changes.map(\.id)) == added, "\(tokens)")
+            #expect(try Self.exported(records.records) == bytes, "the document's order was not kept")
+        }
+        // The rest of a section moved by an edit early in it: found by comparing, not parsing.
+        let changes = try records.read(Self.document(tokens: ["a0", "b", "c", "d"]), location: "test")
+        #expect(Set(changes.map(\.id)) == Set(["a", "a2", "a3"].map { RecordID(kind: .accessToken, name: $0) }))
+    }
+
     /// A repeated key (found by fuzzing: a repeated unknown section was written back twice) is
     /// read as a whole import reads it: once, at its first position, with its last value.
     @Test(arguments: [
