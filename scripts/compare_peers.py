@@ -428,7 +428,8 @@ def main():
             for engine in engines.values():
                 engine.close()
         if args.keyring:
-            engines = {"ext_keyring": EngineReadAfterWrite(args.tool, "Keyring", tokens)} if tokens == 1000 else {}
+            engines = {"ext_keyring": EngineReadAfterWrite(args.tool, "Keyring", tokens),
+                       "msalkeyring": EngineReadAfterWrite(args.tool, "MSALKeyring", tokens)} if tokens == 1000 else {}
             try:
                 measure_extensions("ext_keyring", path, tokens, args.workdir, results,
                                    writes=5 if tokens >= 1000 else 10, reads=20, engines=engines)
@@ -520,6 +521,16 @@ def main():
         if at1k:
             row("msal-file first read right after another process's write vs ext_file's, alternating blocks [%d]" % n,
                 "ext_file.read_after_write.%d" % n, "msalfile.readAfterOtherWrite.alternating.%d" % n, 10)
+        # The msal-keyring store keeps the item PersistedTokenCache(LibsecretPersistence) shares
+        # (azure-identity's), beside ext_keyring's figures, with the file kind's targets.
+        if args.keyring:
+            row("msal-keyring hit (with freshness check) vs ext_keyring hit [%d]" % n, "ext_keyring.hit.%d" % n,
+                "msalkeyring.freshHit.%d" % n, 100 if at1k else None)
+            row("msal-keyring one durable write vs ext_keyring write [%d]" % n, "ext_keyring.write.%d" % n,
+                "msalkeyring.write.%d" % n, 1 if at1k else None)
+            if at1k:
+                row("msal-keyring first read right after another process's write vs ext_keyring's, alternating blocks [%d]"
+                    % n, "ext_keyring.read_after_write.%d" % n, "msalkeyring.readAfterOtherWrite.alternating.%d" % n, 10)
 
     load_after = os.getloadavg()
     header = [

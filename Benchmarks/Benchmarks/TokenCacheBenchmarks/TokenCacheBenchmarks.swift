@@ -45,9 +45,9 @@ let benchmarks: @Sendable () -> Void = {
     // file-store fixtures' folders when the benchmark's iterations are done, too.
     removeScratchFoldersAtExit()
     Benchmark.teardown = { Fixture.discardAll() }
-    // The msal-file store is measured beside msal-extensions (PeerCompare); its allocation
-    // gate comes with thresholds of its own.
-    for kind in BenchmarkStore.allCases where kind != .msalFile {
+    // The stores over the other tools' documents are measured beside msal-extensions
+    // (PeerCompare), whose figures they must be compared with.
+    for kind in BenchmarkStore.allCases where kind != .msalFile && kind != .msalKeyring {
         if let reason = kind.unavailability {
             // Not registered, so a run without the store lists nothing rather than failures.
             if firstTimeThisRun("skip-\(kind.rawValue)") {

@@ -3,13 +3,16 @@ import Glibc
 public import SecureTokenCache
 
 /// Where a benchmarked group lives (the benchmarks' names say `Memory`, `File`, `Keyring`,
-/// `MSALFile`). Adding a store is one case here and one line in ``open``.
+/// `MSALFile`, `MSALKeyring`). Adding a store is one case here and one line in ``open``.
 public enum BenchmarkStore: String, CaseIterable, Sendable {
     case memory = "Memory"
     case file = "File"
     case keyring = "Keyring"
     /// A plaintext MSAL cache file shared with the other SDKs' extensions (as Azure CLI keeps it).
     case msalFile = "MSALFile"
+    /// An MSAL cache document in one Secret Service item, as azure-identity (Python, JS, Java)
+    /// keeps it through msal-extensions' `LibsecretPersistence`: raw JSON and a signal file.
+    case msalKeyring = "MSALKeyring"
 
     /// Opens (creating on first use) group `name` of this kind. `root` is a private folder of the
     /// caller's: the file store keeps the group and its key file there. Opening the same name
@@ -28,7 +31,21 @@ public enum BenchmarkStore: String, CaseIterable, Sendable {
             try CacheGroup.open(name, configuration: CacheConfiguration(store: .keyring, directory: root + "/groups"))
         case .msalFile:
             try CacheGroup.open(name, configuration: Self.sharedFile(root: root))
+        case .msalKeyring:
+            try CacheGroup.open(name, configuration: Self.sharedItem(root: root))
         }
+    }
+
+    /// azure-identity's item, with an attribute naming `root` so that each benchmark has an
+    /// item of its own.
+    private static func sharedItem(root: String) -> CacheConfiguration {
+        let item = MSALSharedCache.KeyringItem(
+            schema: "msal.cache.nocae",
+            attributes: ["MsalClientID": "Microsoft.Developer.IdentityService", "stc-bench": root], label: "MSALCache",
+            signalFile: root + "/msal.cache.nocae")
+        var configuration = CacheConfiguration(sharedCache: .keyring(item))
+        configuration.directory = root + "/groups"
+        return configuration
     }
 
     private static func sharedFile(root: String) -> CacheConfiguration {
@@ -42,7 +59,7 @@ public enum BenchmarkStore: String, CaseIterable, Sendable {
 
     /// `nil` when this machine can open the store, else why not.
     public var unavailability: String? {
-        if self == .keyring, getenv("DBUS_SESSION_BUS_ADDRESS") == nil {
+        if self == .keyring || self == .msalKeyring, getenv("DBUS_SESSION_BUS_ADDRESS") == nil {
             return "no D-Bus session bus (run under scripts/with-keyring)"
         }
         do {

@@ -305,11 +305,13 @@ case "serve-open" where arguments.count == 3:
     }
 case "serve-read-after-write" where arguments.count == 4:
     // For scripts/compare_peers.py, which alternates blocks of these with msal-extensions' own:
-    // prepares a group of TOKENS in STORE (File, Keyring or MSALFile) and starts another process that
-    // writes to it (serve-writer), prints "ready", then for each line read (a sample count) has
-    // the other process write and times the first lookup here after each write, printing the
-    // nanoseconds of each on one line.
-    guard let kind = BenchmarkStore(rawValue: arguments[2]), kind.isShared else { fatalError("STORE: File, Keyring or MSALFile") }
+    // prepares a group of TOKENS in STORE (File, Keyring, MSALFile or MSALKeyring) and starts
+    // another process that writes to it (serve-writer), prints "ready", then for each line read (a
+    // sample count) has the other process write and times the first lookup here after each write,
+    // printing the nanoseconds of each on one line.
+    guard let kind = BenchmarkStore(rawValue: arguments[2]), kind.isShared else {
+        fatalError("STORE: File, Keyring, MSALFile or MSALKeyring")
+    }
     let tokens = Int(arguments[3])!
     let prepared = try prepare(kind, Workload(accessTokens: tokens))
     defer { removeScratchFolder(prepared.root) }
@@ -318,11 +320,12 @@ case "serve-read-after-write" where arguments.count == 4:
     var serial = 0
     var stale = 0
     defer {
-        // A first read that answered from before the write measured nothing: say how many.
+        // A first read that answered from before the write measured nothing: say how many were
+        // left out.
         if stale > 0 {
             FileHandle.standardError.write(
                 Data(
-                    "PeerCompare: \(kind.rawValue): \(stale) first reads of \(serial) did not see the other process's write\n"
+                    "PeerCompare: \(kind.rawValue): \(stale) first reads of \(serial) did not see the other process's write yet (left out)\n"
                         .utf8))
         }
     }
@@ -336,8 +339,13 @@ case "serve-read-after-write" where arguments.count == 4:
             let start = now()
             let found = try prepared.cache.accessToken(
                 for: Workload.hitScopes, account: prepared.account, authority: Workload.authority)
-            times.append(now() - start)
-            if found?.token.secret != "at-\(Workload.probeUser(accessTokens: tokens))-new-\(serial)" { stale += 1 }
+            let elapsed = now() - start
+            // A lookup that ran before this process heard of the write measured no read: left out.
+            if found?.token.secret == "at-\(Workload.probeUser(accessTokens: tokens))-new-\(serial)" {
+                times.append(elapsed)
+            } else {
+                stale += 1
+            }
         }
         print(times.map(String.init).joined(separator: " "))
         fflush(nil)
