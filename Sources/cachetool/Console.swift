@@ -56,6 +56,19 @@ enum Console {
 
     /// The description of an `errno` value.
     static func describe(errno code: Int32) -> String { String(cString: strerror(code)) }
+
+    /// How long ago the wall-clock time `time` (a file's time) was.
+    static func age(of time: timespec) -> Duration {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return .seconds(now.tv_sec - time.tv_sec) + .nanoseconds(now.tv_nsec - time.tv_nsec)
+    }
+
+    /// `duration` in seconds, to a tenth ("0.3 s", "12.0 s").
+    static func seconds(_ duration: Duration) -> String {
+        let tenths = max(0, duration.components.seconds * 10 + duration.components.attoseconds / 100_000_000_000_000_000)
+        return "\(tenths / 10).\(tenths % 10) s"
+    }
 }
 
 extension String {

@@ -62,8 +62,10 @@ extension DoctorCommand {
                 advice: "if it stays, no tool is writing: remove it")
         }
         let holder = fields.count > 1 ? "process \(pid) (\(fields[1]))" : "process \(pid)"
+        // Every tool creates the file when it takes the lock and writes its pid at once.
+        let heldFor = Console.seconds(Console.age(of: info.st_mtim))
         if kill(pid, 0) == 0 || errno == EPERM {
-            return DoctorCheck(name: name, outcome: .ok, detail: "\(path): held by \(holder), which is running")
+            return DoctorCheck(name: name, outcome: .ok, detail: "\(path): held by \(holder) for \(heldFor), which is running")
         }
         return DoctorCheck(
             name: name, outcome: .warning, detail: "\(path) was left by \(holder), which no longer runs",

@@ -248,6 +248,7 @@ struct DoctorCommand: ParsableCommand {
                 let lock =
                     folder.isLocked
                     ? "locked by pid \(folder.lockHolder.map(String.init) ?? "unknown")"
+                        + (folder.lockHeldFor.map { " for \(Console.seconds($0))" } ?? "")
                     : "lock free" + (folder.lockHolder.map { " (last taken by pid \($0))" } ?? "")
                 return DoctorCheck(name: name, outcome: .ok, detail: "\(folder.path): \(lock)")
             }

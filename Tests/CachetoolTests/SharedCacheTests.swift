@@ -124,6 +124,15 @@ import Testing
         }
         #expect(try snapshot() == before, "a read-only command created or changed something")
         #expect(try Data(contentsOf: azureCLIFile) == vector)
+
+        // A tool holding the lock file: doctor names it and says for how long, and takes nothing.
+        let lockFile = azureCLIFile.path + ".lockfile"
+        try Data("\(getpid()) swiftpm-testing-helper".utf8).write(to: URL(fileURLWithPath: lockFile))
+        let held = try #require(try run(["doctor", "--store", "azure-cli", "--json"]).json() as? [[String: Any]])
+        try FileManager.default.removeItem(atPath: lockFile)
+        let lock = try #require(held.first { $0["check"] as? String == "lock file" }?["detail"] as? String)
+        #expect(lock.contains("held by process \(getpid()) (swiftpm-testing-helper) for "), "\(lock)")
+        #expect(lock.hasSuffix(" s, which is running"), "\(lock)")
     }
 
     @Test func theCustomFormOpensAnyFileAndOptionsThatDoNotFitAreUsageErrors() throws {

@@ -429,6 +429,25 @@ import Testing
                 ($0["check"] as? String ?? "", $0["detail"] as? String ?? "")
             })
         #expect(details["coordination (file)"] == root.path + "/\(group): lock free (last taken by pid \(getpid()))")
+
+        // A holder records its pid when it takes the lock: doctor says since when it holds it.
+        let lock = open(root.path + "/\(group)/lock", O_RDWR | O_CLOEXEC)
+        try #require(lock >= 0)
+        defer { close(lock) }
+        try #require(flock(lock, LOCK_EX) == 0)
+        let pid = Array("\(getpid())\n".utf8)
+        try #require(pwrite(lock, pid, pid.count, 0) == pid.count)
+        usleep(300_000)
+        let held = try Cachetool.run(arguments, removing: ["DBUS_SESSION_BUS_ADDRESS"])
+        details = Dictionary(
+            uniqueKeysWithValues: try #require(try held.json() as? [[String: Any]]).map {
+                ($0["check"] as? String ?? "", $0["detail"] as? String ?? "")
+            })
+        let detail = try #require(details["coordination (file)"])
+        let prefix = root.path + "/\(group): locked by pid \(getpid()) for "
+        #expect(detail.hasPrefix(prefix), "\(detail)")
+        let seconds = Double(detail.dropFirst(prefix.count).dropLast(2)) ?? -1
+        #expect(seconds >= 0.3 && seconds < 60, "\(detail)")
     }
 
     @Test func doctorFailsOnAnOpenDirectory() throws {

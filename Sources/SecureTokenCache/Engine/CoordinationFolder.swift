@@ -13,6 +13,9 @@ public struct CoordinationFolder: Sendable, Hashable {
     public var lockHolder: Int32?
     /// Whether a process holds the group lock at this moment.
     public var isLocked: Bool
+    /// How long the holder has held the group lock, when a process holds it: since it recorded
+    /// its pid.
+    public var lockHeldFor: Duration?
 
     /// The coordination folders of group `name` for the file and keyring stores under the root
     /// `configuration` names (default `$XDG_DATA_HOME/secure-token-cache`), whether or not the
@@ -30,7 +33,8 @@ public struct CoordinationFolder: Sendable, Hashable {
             let holder = FileLock(path: directory.file("lock"), purpose: "the group").holder()
             return CoordinationFolder(
                 store: kind, path: directory.path, exists: CacheGroup.exists(directory.path), lockHolder: holder?.pid,
-                isLocked: holder?.held ?? false)
+                isLocked: holder?.held ?? false,
+                lockHeldFor: holder.flatMap { $0.held ? SystemCall.age(of: $0.since) : nil })
         }
     }
 }

@@ -262,6 +262,14 @@ enum SystemCall {
         return String(cString: path)
     }
 
+    /// How long ago the wall-clock time `time` (a file's time) was; negative when it is ahead of
+    /// this machine's clock.
+    static func age(of time: timespec) -> Duration {
+        var now = timespec()
+        Glibc.clock_gettime(CLOCK_REALTIME, &now)
+        return .seconds(now.tv_sec - time.tv_sec) + .nanoseconds(now.tv_nsec - time.tv_nsec)
+    }
+
     /// Sleeps the calling thread for `duration` (not a task: for synchronous waits only). A
     /// signal may end it early; callers wait in loops that check their deadline.
     static func sleep(for duration: Duration) {

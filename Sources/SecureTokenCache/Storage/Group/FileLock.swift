@@ -93,16 +93,17 @@ struct FileLock: Sendable {
         return try await body()
     }
 
-    /// The pid recorded by the current or last holder, and whether a process holds the lock now;
-    /// `nil` if the file does not exist. Read only: never creates the file or takes the lock
-    /// (a shared `flock` probe would briefly block writers; `F_GETLK`-style probing does not see
-    /// `flock` locks, so this reads `/proc/locks`).
-    func holder() -> (pid: Int32?, held: Bool)? {
+    /// The pid recorded by the current or last holder, whether a process holds the lock now, and
+    /// when the holder recorded its pid (the file's modification time: each holder writes it once,
+    /// on taking the lock); `nil` if the file does not exist. Read only: never creates the file
+    /// or takes the lock (a shared `flock` probe would briefly block writers; `F_GETLK`-style
+    /// probing does not see `flock` locks, so this reads `/proc/locks`).
+    func holder() -> (pid: Int32?, held: Bool, since: timespec)? {
         guard let fd = try? SystemCall.open(path, O_RDONLY | O_NOFOLLOW, 0, "reading the lock file \(path)") else { return nil }
         defer { SystemCall.close(fd) }
         guard let info = try? SystemCall.fstat(fd, "checking the lock file \(path)") else { return nil }
         let pid = Self.recordedPid(fd)
-        return (pid, Self.isLocked(inode: info.st_ino, device: info.st_dev))
+        return (pid, Self.isLocked(inode: info.st_ino, device: info.st_dev), info.st_mtim)
     }
 
     private func openFile() throws -> Int32 {

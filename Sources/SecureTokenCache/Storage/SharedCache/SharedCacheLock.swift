@@ -153,7 +153,7 @@ struct SharedCacheLock: Sendable {
         // otherwise remove the file a third one has created since).
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { return }
         defer { flock(fd, LOCK_UN) }
-        let age = Self.age(info)
+        let age = SystemCall.age(of: info.st_mtim)
         if let pid = Self.recordedPid(fd) {
             // A live holder, stopped or not, is waited for; a dead one's file is stale at once
             // unless it was written a moment ago (pid recycling needs time).
@@ -189,14 +189,6 @@ struct SharedCacheLock: Sendable {
         var atPath = stat()
         guard fstat(fd, &held) == 0, Glibc.lstat(path, &atPath) == 0 else { return false }
         return held.st_ino == atPath.st_ino && held.st_dev == atPath.st_dev
-    }
-
-    private static func age(_ info: stat) -> Duration {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        let seconds = now.tv_sec - info.st_mtim.tv_sec
-        let nanoseconds = now.tv_nsec - info.st_mtim.tv_nsec
-        return .seconds(seconds) + .nanoseconds(nanoseconds)
     }
 
     /// What the other tools write after the pid: the program's name.
