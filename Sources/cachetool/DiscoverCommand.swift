@@ -152,12 +152,7 @@ struct DiscoverCommand: ParsableCommand {
                 let configuration = CacheConfiguration(store: .file, directory: global.dir, keySource: global.keySource)
                 var cache = DiscoveredCache(
                     name: name, store: .file, state: .found, location: root + "/" + name, options: options)
-                if let reason = keyFileFolderWouldBeCreated(keyring: keyring) {
-                    cache.state = .unreadable
-                    cache.detail = reason
-                } else {
-                    Self.count(&cache, configuration: configuration)
-                }
+                Self.count(&cache, configuration: configuration)
                 found.append(cache)
             } else if name.hasSuffix(".in-keyring") {
                 let group = String(name.dropFirst().dropLast(".in-keyring".count))
@@ -174,17 +169,6 @@ struct DiscoverCommand: ParsableCommand {
             }
         }
         return found
-    }
-
-    /// Why a file-store group is not opened: without a key option and a Secret Service, opening
-    /// one looks for the default key file, and makes its folder when it is missing. A group
-    /// protected by that key file has the folder already.
-    func keyFileFolderWouldBeCreated(keyring: String?) -> String? {
-        guard global.keySource == nil, keyring != nil else { return nil }
-        let config = Console.environment("XDG_CONFIG_HOME").flatMap { $0.hasPrefix("/") ? $0 : nil }
-        let folder = (config ?? (Console.environment("HOME") ?? "") + "/.config") + "/secure-token-cache/keys"
-        guard !FileAccess.exists(folder) else { return nil }
-        return "no key given and no default key file folder \(folder): pass the group's --passphrase-env or --key-file"
     }
 
     // MARK: The other tools' caches
