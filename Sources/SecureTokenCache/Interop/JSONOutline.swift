@@ -236,7 +236,7 @@ enum JSONOutline {
                     var position: Int?
                     if expected < earlier.count, earlier[expected].key == member.key {
                         position = expected
-                    } else {
+                    } else if !earlier.isEmpty {
                         if positions == nil {
                             positions = Dictionary(
                                 earlier.enumerated().map { ($1.key, $0) }, uniquingKeysWith: { first, _ in first })
