@@ -81,12 +81,13 @@
 
     extension TestHelper {
         /// One incarnation of soak worker `worker` of `workers`: `operations` lookups, stores and
-        /// sign-outs chosen by `seed`, each journaled to `journal` (see ``Soak``), then "done".
+        /// sign-outs chosen by `seed` (the first a lookup of the register the last incarnation
+        /// was killed writing, if it was), each journaled to `journal` (see ``Soak``), then "done".
         static func soak(
             _ group: CacheGroup, journal path: String, workers: Int, worker: Int, incarnation: Int, seed: Int, operations: Int
         ) throws {
-            let journal = Glibc.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
-            guard journal >= 0 else { fail("cannot open the journal \(path): errno \(errno)") }
+            let interrupted = try interruptedWrite(journal: path)
+            let journal = try SystemCall.open(path, O_WRONLY | O_APPEND | O_CREAT, 0o600, "opening the journal \(path)")
             func note(_ line: String) {
                 let bytes = Array((line + "\n").utf8)
                 guard bytes.withUnsafeBytes({ Glibc.write(journal, $0.baseAddress, $0.count) }) == bytes.count else {
@@ -105,9 +106,14 @@
             let opened = try seen()
             note("start \(incarnation) \(seed) \(opened) \(now())")
             for operation in 0..<operations {
-                let roll = random(100)
-                let account = random(Soak.accounts)
-                let scope = random(Soak.scopes)
+                var roll = random(100)
+                var account = random(Soak.accounts)
+                var scope = random(Soak.scopes)
+                if operation == 0, let interrupted {
+                    // The register the last incarnation was killed writing: whether a write
+                    // interrupted by a kill committed shows here, before anything overwrites it.
+                    (roll, account, scope) = (0, interrupted.account, interrupted.scope)
+                }
                 if roll < 60 {
                     // Two lookups in three are of the worker's own registers: its own writes must
                     // stay visible; the others catch up with other processes' commits.
@@ -132,8 +138,23 @@
                     note("ack \(after) \(now())")
                 }
             }
-            close(journal)
+            SystemCall.close(journal)
             say("done \(operations)")
+        }
+
+        /// The register of the store or sign-out (scope 0 for it) a killed incarnation left
+        /// unacknowledged at the end of `journal`, if it did.
+        static func interruptedWrite(journal path: String) throws -> (account: Int, scope: Int)? {
+            guard let fd = try? SystemCall.open(path, O_RDONLY, 0, "reading the journal \(path)") else { return nil }
+            defer { SystemCall.close(fd) }
+            let lines = try SystemCall.readAll(fd, "reading the journal \(path)").split(separator: UInt8(ascii: "\n"))
+            guard let last = lines.last else { return nil }
+            let fields = String(decoding: last, as: UTF8.self).split(separator: " ")
+            switch fields.first {
+            case "put": return (Int(fields[1])!, Int(fields[2])!)
+            case "signout": return (Int(fields[1])!, 0)
+            default: return nil
+            }
         }
 
         /// Prints every register of `workers` workers as a process opening the group now sees it
