@@ -42,6 +42,11 @@ import Testing
             journal: stores + ["put 0 0 at-0-0-5 70", "start 1 8 2 1 90", "get 0 0 0 at-0-0-3 100 110 2 1"],
             final: ["register 0 0 0 at-0-0-3", "cursor 2 1"], failures: 0),
         Case(
+            testDescription: "an interrupted store found, then undone",
+            journal: stores + [
+                "put 0 0 at-0-0-5 70", "start 1 8 3 1 90", "get 0 0 0 at-0-0-5 100 110 3 1", "get 0 0 0 at-0-0-3 120 130 3 1",
+            ], final: ["register 0 0 0 at-0-0-5", "cursor 3 1"], failures: 1),
+        Case(
             testDescription: "an interrupted store showing after a later one returned",
             journal: stores + ["put 0 0 at-0-0-5 70", "start 1 8 2 1 90", "put 0 0 at-1-0-0 100", "ack 3 1 110"],
             final: ["register 0 0 0 at-0-0-5", "cursor 3 1"], failures: 1),
