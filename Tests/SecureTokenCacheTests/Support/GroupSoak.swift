@@ -16,11 +16,11 @@ struct GroupSoak {
     var processes: StoreConformance.Processes
     /// Where the workers' journals go.
     var journals: String
-    var workers = 8
+    var workers: Int
     /// Operations each worker completes over all its incarnations; what a kill interrupts is
     /// done again by the next incarnation.
-    var operationsPerWorker = 1_000
-    var kills = 100
+    var operationsPerWorker: Int
+    var kills: Int
     var seed = UInt64.random(in: 1...UInt64.max)
 
     /// What a run did and checked.

@@ -15,7 +15,7 @@ extension KeyringTests {
             let soak = GroupSoak(
                 processes: StoreConformance.Processes(
                     store: "keyring", root: folder.path, group: KeyringTestSupport.uniqueGroup("soak")),
-                journals: folder.path, operationsPerWorker: 250, kills: 24)
+                journals: folder.path, workers: 8, operationsPerWorker: 250, kills: 24)
             let figures = try withExtendedLifetime(folder) { try soak.run() }
             print(figures)
         }
