@@ -12,6 +12,9 @@
 //   stc-testhelper count <root> <group>                      "count <records in this process's view>"
 //   stc-testhelper fill <root> <group> <fsize-limit>         writes under RLIMIT_FSIZE until full
 //   stc-testhelper bench <root> <group> <records>            rough timings of open, write, catch-up
+//   stc-testhelper soak <root> <group> <journal> <workers> <worker> <incarnation> <seed> <n>
+//                                                            a soak worker's n lookups, stores and sign-outs
+//   stc-testhelper soak-read <root> <group> <workers>        every soak register (see SoakCommands.swift)
 //   stc-testhelper shared-write <path> <account> <prefix> <n> <pause-ms>  n writes to an msal-file cache (see
 //   stc-testhelper shared-churn <path> <account> <prefix>      SharedCacheCommands.swift)
 
@@ -58,6 +61,13 @@ import Glibc
                 case "shared-churn" where arguments.count == 5:
                     try sharedWrite(
                         path: arguments[2], account: arguments[3], prefix: arguments[4], count: nil, pauseMilliseconds: 0)
+                case "soak" where arguments.count == 10:
+                    let numbers = arguments[5...].map { Int($0)! }
+                    try soak(
+                        CacheGroup(name: group, store: Soak.open(kind, root, group)), journal: arguments[4], workers: numbers[0],
+                        worker: numbers[1], incarnation: numbers[2], seed: numbers[3], operations: numbers[4])
+                case "soak-read" where arguments.count == 5:
+                    try soakRead(CacheGroup(name: group, store: Soak.open(kind, root, group)), workers: Int(arguments[4])!)
                 case "fill" where arguments.count == 5:
                     try fill(limit: UInt64(arguments[4])!) { try open(64) }
                 default:
@@ -73,8 +83,13 @@ import Glibc
 
         /// Opens `group` under `root` in the store `kind` names, as the tests open it. Writers wait
         /// long for the lock: several helpers and the test share one loaded machine.
-        static func open(_ kind: String, _ root: String, _ group: String, compactionMinimumDead: Int) throws -> any CacheStore {
-            if kind == "keyring" { return try KeyringStore(group: group, root: root, lockTimeout: .seconds(30)) }
+        static func open(
+            _ kind: String, _ root: String, _ group: String, compactionMinimumDead: Int,
+            journalSizeLimit: Int = KeyringJournal.defaultSizeLimit
+        ) throws -> any CacheStore {
+            if kind == "keyring" {
+                return try KeyringStore(group: group, root: root, lockTimeout: .seconds(30), journalSizeLimit: journalSizeLimit)
+            }
             return try FileStore(
                 group: group,
                 keyProvider: PassphraseKeyProvider(passphrase: "multi-process passphrase", parameters: .minimum),
