@@ -3,7 +3,8 @@ import Glibc
 /// Every system call the stores make, in one place: thin wrappers that retry on EINTR where that
 /// is right, and turn failures into ``TokenCacheError`` values that keep the call and `errno`
 /// (``error(_:_:errno:)``). The few calls whose failure leaves the caller nothing to do are
-/// non-throwing, and each says why.
+/// non-throwing, and each says why. Each change a call makes to a file is told to ``observer``
+/// when a test has bound one.
 enum SystemCall {
     /// The error for a failed `call` (with the current `errno`): `.diskFull` for ENOSPC, EFBIG
     /// and EDQUOT, `.ioFailure` otherwise. `what` says what was being done, for a person.
@@ -25,7 +26,10 @@ enum SystemCall {
     static func open(_ path: String, _ flags: Int32, _ mode: mode_t = 0o600, _ what: String) throws -> Int32 {
         while true {
             let fd = Glibc.open(path, flags | O_CLOEXEC, mode)
-            if fd >= 0 { return fd }
+            if fd >= 0 {
+                observer?(.opened(path: path, flags: flags, fd: fd))
+                return fd
+            }
             if errno != EINTR { throw error("open", what) }
         }
     }
@@ -36,6 +40,7 @@ enum SystemCall {
     /// leaves the caller nothing to do.
     static func close(_ fd: Int32) {
         _ = Glibc.close(fd)
+        observer?(.closed(fd: fd))
     }
 
     /// `O_NOATIME`, which glibc declares only for `_GNU_SOURCE` (Swift's Glibc module has no
@@ -49,7 +54,10 @@ enum SystemCall {
     static func openWithoutAccessTime(_ path: String, _ flags: Int32, _ mode: mode_t = 0o600, _ what: String) throws -> Int32 {
         while true {
             let fd = Glibc.open(path, flags | noAccessTime | O_CLOEXEC, mode)
-            if fd >= 0 { return fd }
+            if fd >= 0 {
+                observer?(.opened(path: path, flags: flags, fd: fd))
+                return fd
+            }
             if errno == EPERM { return try open(path, flags, mode, what) }
             if errno != EINTR { throw error("open", what) }
         }
@@ -158,6 +166,10 @@ enum SystemCall {
                 if errno == EINTR { continue }
                 throw error("pwrite", what)
             }
+            if let observer {
+                let written = UnsafeRawBufferPointer(rebasing: bytes[done..<done + n])
+                observer(.wrote(fd: fd, offset: offset + UInt64(done), bytes: Array(written)))
+            }
             done += n
         }
     }
@@ -167,6 +179,7 @@ enum SystemCall {
         while Glibc.fsync(fd) != 0 {
             if errno != EINTR { throw error("fsync", what) }
         }
+        observer?(.synced(fd: fd))
     }
 
     /// `ftruncate`, retrying on EINTR.
@@ -174,6 +187,7 @@ enum SystemCall {
         while Glibc.ftruncate(fd, off_t(length)) != 0 {
             if errno != EINTR { throw error("ftruncate", what) }
         }
+        observer?(.truncated(fd: fd, length: length))
     }
 
     /// `fstat` of an open descriptor.
@@ -200,6 +214,7 @@ enum SystemCall {
         guard let mapped = Glibc.mmap(nil, byteCount, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), mapped != MAP_FAILED else {
             throw error("mmap", what)
         }
+        observer?(.mapped(fd: fd, address: UInt(bitPattern: mapped), byteCount: byteCount))
         return mapped
     }
 
@@ -207,28 +222,39 @@ enum SystemCall {
     /// an address range that is not a mapping, which its one owner never passes.
     static func munmap(_ base: UnsafeMutableRawPointer, _ byteCount: Int) {
         _ = Glibc.munmap(base, byteCount)
+        observer?(.unmapped(address: UInt(bitPattern: base)))
     }
 
     /// Writes a shared mapping back to its file and waits until it is on disk.
     static func msync(_ base: UnsafeMutableRawPointer, _ byteCount: Int, _ what: String) throws {
         guard Glibc.msync(base, byteCount, MS_SYNC) == 0 else { throw error("msync", what) }
+        if let observer {
+            observer(
+                .syncedMapping(
+                    address: UInt(bitPattern: base), bytes: Array(UnsafeRawBufferPointer(start: base, count: byteCount))))
+        }
     }
 
     /// Sets the access and modification times of `path` (never following a symlink) to now.
     static func touch(_ path: String, _ what: String) throws {
         guard Glibc.utimensat(AT_FDCWD, path, nil, AT_SYMLINK_NOFOLLOW) == 0 else { throw error("utimensat", what) }
+        observer?(.touched(path: path))
     }
 
     /// Renames `source` to `destination`, replacing a file there (or an empty directory, for a
     /// directory).
     static func rename(_ source: String, _ destination: String, _ what: String) throws {
         guard Glibc.rename(source, destination) == 0 else { throw error("rename", what) }
+        observer?(.renamed(source: source, destination: destination))
     }
 
     /// Removes the file `path`. Returns `false` if there was none.
     @discardableResult
     static func unlink(_ path: String, _ what: String) throws -> Bool {
-        if Glibc.unlink(path) == 0 { return true }
+        if Glibc.unlink(path) == 0 {
+            observer?(.removed(path: path))
+            return true
+        }
         if errno == ENOENT { return false }
         throw error("unlink", what)
     }
@@ -238,19 +264,22 @@ enum SystemCall {
     /// unique or opened with `O_EXCL` by its next user, which then reports the failure that
     /// matters. So a failure here is not reported.
     static func removeLeftover(_ path: String) {
-        _ = Glibc.unlink(path)
+        if Glibc.unlink(path) == 0 { observer?(.removed(path: path)) }
     }
 
     /// ``removeLeftover(_:)`` for an empty directory.
     static func removeLeftoverDirectory(_ path: String) {
-        _ = Glibc.rmdir(path)
+        if Glibc.rmdir(path) == 0 { observer?(.removed(path: path)) }
     }
 
     /// Creates the directory `path`, mode `0700`: every folder the stores make is private.
     /// Returns `false` if something exists there already (the caller checks what it is).
     @discardableResult
     static func mkdir(_ path: String, _ what: String) throws -> Bool {
-        if Glibc.mkdir(path, 0o700) == 0 { return true }
+        if Glibc.mkdir(path, 0o700) == 0 {
+            observer?(.madeDirectory(path: path))
+            return true
+        }
         if errno == EEXIST { return false }
         throw error("mkdir", what)
     }
@@ -327,7 +356,10 @@ enum SystemCall {
         let temporary = path + ".new-\(getpid())-" + SecretFingerprint.hex(try Sodium.randomBytes(4))
         try writeNewFile(temporary, bytes, what)
         defer { removeLeftover(temporary) }
-        if Glibc.link(temporary, path) == 0 { return true }
+        if Glibc.link(temporary, path) == 0 {
+            observer?(.linked(source: temporary, destination: path))
+            return true
+        }
         if errno == EEXIST { return false }
         throw error("link", what)
     }

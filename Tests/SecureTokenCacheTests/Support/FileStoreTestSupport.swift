@@ -7,8 +7,9 @@ import Testing
 final class TemporaryDirectory: @unchecked Sendable {
     let path: String
 
-    init() {
-        var template = Array((NSTemporaryDirectory() + "stc-test-XXXXXX").utf8CString)
+    /// A new directory in `parent` (the system's temporary directory by default).
+    init(in parent: String = NSTemporaryDirectory()) {
+        var template = Array(((parent.hasSuffix("/") ? parent : parent + "/") + "stc-test-XXXXXX").utf8CString)
         let result = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
         precondition(result != nil, "mkdtemp failed")
         path = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
