@@ -54,6 +54,10 @@ public enum BenchmarkStore: String, CaseIterable, Sendable {
         return configuration
     }
 
+    /// Whether the group is one MSAL document that the other tools' extensions share, which every
+    /// write rewrites whole: measured at the sizes msal-extensions is measured at.
+    public var isSharedDocument: Bool { self == .msalFile || self == .msalKeyring }
+
     /// Whether a second `CacheGroup` over the same name sees the first one's writes.
     public var isShared: Bool { self != .memory }
 
