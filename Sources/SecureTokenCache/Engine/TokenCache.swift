@@ -180,9 +180,21 @@ public final class TokenCache: Sendable {
     /// is left as it is, and a response already stored commits nothing (no generation bump for
     /// other processes to catch up on, no keyring write).
     ///
-    /// - Parameter signIn: whether the response ends an interactive sign-in: the account
-    ///   becomes signed in and current for this client.
+    /// ```swift
+    /// let request = TokenRequest(
+    ///     clientId: cache.clientId, authority: authority, scopes: scopes, grantType: "authorization_code")
+    /// try cache.store(try TokenResponse(json: answer), for: request)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - response: the token endpoint's answer, validated.
+    ///   - request: what this client asked the authority for; its client id must be this
+    ///     cache's.
+    ///   - signIn: whether the response ends an interactive sign-in: the account becomes signed
+    ///     in and current for this client.
     /// - Returns: the access token as stored.
+    /// - Throws: ``TokenCacheError``: `.invalidArgument` when the request is another client's
+    ///   (nothing is stored), and the store's errors (`.lockTimeout`, `.diskFull`, ...).
     @discardableResult
     public func store(_ response: TokenResponse, for request: TokenRequest, signIn: Bool = true) throws -> AccessToken {
         guard request.clientId.lowercased() == client else {
