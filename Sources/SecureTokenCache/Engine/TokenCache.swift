@@ -6,6 +6,16 @@ import Synchronization
 /// Every method is synchronous, thread-safe and `Sendable`; lookups run on an immutable
 /// snapshot (no disk, no D-Bus, no waiting for writers) and cost work proportional to what
 /// they return. Several `TokenCache`s (different client ids) may share one ``CacheGroup``.
+///
+/// ```swift
+/// let group = try CacheGroup.open()
+/// let cache = try TokenCache(clientId: "11111111-aaaa-4bbb-8ccc-000000000001", group: group)
+/// for account in try cache.accounts() {
+///     print(account.username)
+/// }
+/// ```
+///
+/// See <doc:GettingStarted>.
 public final class TokenCache: Sendable {
     /// The client (application) id, as given.
     public let clientId: String
@@ -58,6 +68,12 @@ public final class TokenCache: Sendable {
     }
 
     /// The best unexpired access token for `scopes`, or `nil`.
+    ///
+    /// ```swift
+    /// if let cached = try cache.accessToken(for: ["User.Read"], account: account) {
+    ///     use(cached.token.secret)
+    /// }
+    /// ```
     ///
     /// A token within 300 s of expiry counts as expired. Scopes match case-insensitively,
     /// ignoring `openid`, `profile` and `offline_access`. A multi-tenant `authority` (or none)
