@@ -72,6 +72,14 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // The code samples of the README and the DocC articles: every build compiles them, so they
+        // cannot drift from the API; `scripts/docs` checks that each sample appears here.
+        .executableTarget(
+            name: "stc-examples",
+            dependencies: ["SecureTokenCache"],
+            path: "Examples",
+            swiftSettings: strictSettings
+        ),
         // What both test targets share: the tags `scripts/test --fast` filters on, and the
         // package's root for fixtures and scripts.
         .target(

@@ -2,6 +2,16 @@ public import Logging
 
 /// How to open a cache group: which store, where, where its key comes from, and where the
 /// library's messages for operators go.
+///
+/// The default, `CacheConfiguration()`, lets ``CacheGroup/open(_:configuration:)`` choose the
+/// store (``StoreKind/auto``). A service without a desktop session names the file store and a
+/// key:
+///
+/// ```swift
+/// let configuration = CacheConfiguration(
+///     store: .file, keySource: .keyFile(path: "/etc/contoso/token-cache.key"))
+/// let group = try CacheGroup.open("com.contoso.daemon", configuration: configuration)
+/// ```
 public struct CacheConfiguration: Sendable {
     /// Which store holds the group: ``StoreKind/auto`` or a backend's kind.
     public typealias StoreChoice = StoreKind

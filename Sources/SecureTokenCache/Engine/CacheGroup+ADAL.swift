@@ -13,6 +13,13 @@ extension CacheGroup {
     ///   (ADAL's `tenantId`; else the authority's tenant), in the environment of the
     ///   authority's host.
     ///
+    /// ```swift
+    /// let imported = try group.importADAL(adalCache)  // all or nothing
+    /// print("imported \(imported) entries")
+    /// ```
+    ///
+    /// See <doc:MigratingFromADAL>.
+    ///
     /// - Returns: the number of unified entries written (refresh tokens of one user and client
     ///   that ADAL repeats per resource count once).
     /// - Throws: `TokenCacheError` `.malformedCache` naming the offending entry's index (never

@@ -12,6 +12,14 @@ extension CacheGroup {
     /// `.<name>.moved-<time>` (sealed, holding no records), so `auto` finds the group in its new
     /// home. Throws `.invalidArgument` if the destination already holds records or either side
     /// is `.auto` or a store that does not outlive the process.
+    ///
+    /// ```swift
+    /// let moved = try CacheGroup.move(
+    ///     "com.contoso.apps",
+    ///     from: CacheConfiguration(store: .keyring),
+    ///     to: CacheConfiguration(store: .file, keySource: .keyFile(path: "/home/me/.config/contoso.key")))
+    /// print("moved \(moved) records")
+    /// ```
     @discardableResult
     public static func move(_ name: String, from source: CacheConfiguration, to destination: CacheConfiguration) throws -> Int {
         for side in [source, destination] {

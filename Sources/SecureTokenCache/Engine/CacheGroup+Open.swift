@@ -10,6 +10,21 @@ extension CacheGroup {
     /// error (for example `.collectionLocked`) rather than opening an empty file group.
     /// ``storeDescription`` says what was chosen and why.
     ///
+    /// ```swift
+    /// let group = try CacheGroup.open()  // auto: where the group lives, else the keyring, else a file
+    /// print(group.storeDescription.reason)
+    ///
+    /// let configuration = CacheConfiguration(store: .file, keySource: .passphraseFromEnvironment(variable: "CACHE_PASSPHRASE"))
+    /// let ci = try CacheGroup.open("com.contoso.ci", configuration: configuration)
+    /// print(ci.storeDescription.protection)  // sealed with a passphrase-derived key (Argon2id)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - name: the group's name; by default ``CacheGroup/defaultName``, the group the Microsoft
+    ///     SDKs share.
+    ///   - configuration: the store, its folder, the key source, whether the keyring may prompt,
+    ///     and the logger.
+    ///
     /// Throws `TokenCacheError`: `.noSessionBus`, `.secretServiceUnavailable`,
     /// `.collectionLocked`, `.interactionNotAllowed`, `.keyringTimeout` for the keyring;
     /// `.wrongKey`, `.storeCorrupted`, `.insecurePermissions`, `.lockTimeout` for the file store;

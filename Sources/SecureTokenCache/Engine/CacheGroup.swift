@@ -10,6 +10,13 @@ import Synchronization
 /// each lookup, compares the store's shared generation counter with the snapshot's (one atomic
 /// load). Only when another process committed does it replay what it has not seen. Writes are
 /// transactions under the group's cross-process lock.
+///
+/// ```swift
+/// let group = try CacheGroup.open("com.contoso.apps")
+/// let mail = try TokenCache(clientId: "11111111-aaaa-4bbb-8ccc-000000000001", group: group)
+/// ```
+///
+/// See <doc:SharingSignInAcrossApps> for what the apps of a group share.
 public final class CacheGroup: Sendable {
     /// The default group name, the macOS keychain access group of the Microsoft SDKs.
     public static let defaultName = "com.microsoft.identity.universalstorage"
@@ -99,6 +106,7 @@ public final class CacheGroup: Sendable {
     /// ```swift
     /// for await _ in try group.changes() {
     ///     let accounts = try cache.accounts()  // catches up with the other process's commit
+    ///     print("now signed in:", accounts.map(\.username))
     /// }
     /// ```
     ///

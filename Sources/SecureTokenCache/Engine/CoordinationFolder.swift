@@ -2,8 +2,8 @@
 /// counter, found the way every process finds it, and whether a process holds the lock now.
 /// Read only: finding it creates nothing.
 public struct CoordinationFolder: Sendable, Hashable {
-    /// The store the folder belongs to (``StoreDescription/Kind/file`` or
-    /// ``StoreDescription/Kind/keyring``).
+    /// The store the folder belongs to (``StoreKind/file`` or
+    /// ``StoreKind/keyring``).
     public var store: StoreDescription.Kind
     /// The folder's path.
     public var path: String

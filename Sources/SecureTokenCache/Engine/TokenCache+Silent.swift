@@ -26,6 +26,15 @@ extension TokenCache {
     ///    result's ``AuthenticationResult/account`` is the unified account, and later calls with
     ///    the legacy `Account` value go on as the unified one.
     ///
+    /// ```swift
+    /// do {
+    ///     let result = try await cache.acquireTokenSilently(scopes: ["User.Read"], account: account)
+    ///     send(authorization: "\(result.tokenType) \(result.accessToken)")
+    /// } catch let error as TokenCacheError where error.code == .interactionRequired {
+    ///     // Sign in interactively, then store the answer with store(_:for:signIn:).
+    /// }
+    /// ```
+    ///
     /// - Parameters:
     ///   - scopes: what the token is for (`openid`, `profile`, `offline_access` are added to
     ///     the request and ignored in matching).

@@ -6,6 +6,16 @@ import Synchronization
 /// Every method is synchronous, thread-safe and `Sendable`; lookups run on an immutable
 /// snapshot (no disk, no D-Bus, no waiting for writers) and cost work proportional to what
 /// they return. Several `TokenCache`s (different client ids) may share one ``CacheGroup``.
+///
+/// ```swift
+/// let group = try CacheGroup.open()
+/// let cache = try TokenCache(clientId: "11111111-aaaa-4bbb-8ccc-000000000001", group: group)
+/// for account in try cache.accounts() {
+///     print(account.username)
+/// }
+/// ```
+///
+/// See <doc:GettingStarted>.
 public final class TokenCache: Sendable {
     /// The client (application) id, as given.
     public let clientId: String
@@ -58,6 +68,12 @@ public final class TokenCache: Sendable {
     }
 
     /// The best unexpired access token for `scopes`, or `nil`.
+    ///
+    /// ```swift
+    /// if let cached = try cache.accessToken(for: ["User.Read"], account: account) {
+    ///     use(cached.token.secret)
+    /// }
+    /// ```
     ///
     /// A token within 300 s of expiry counts as expired. Scopes match case-insensitively,
     /// ignoring `openid`, `profile` and `offline_access`. A multi-tenant `authority` (or none)
@@ -180,9 +196,21 @@ public final class TokenCache: Sendable {
     /// is left as it is, and a response already stored commits nothing (no generation bump for
     /// other processes to catch up on, no keyring write).
     ///
-    /// - Parameter signIn: whether the response ends an interactive sign-in: the account
-    ///   becomes signed in and current for this client.
+    /// ```swift
+    /// let request = TokenRequest(
+    ///     clientId: cache.clientId, authority: authority, scopes: scopes, grantType: "authorization_code")
+    /// try cache.store(try TokenResponse(json: answer), for: request)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - response: the token endpoint's answer, validated.
+    ///   - request: what this client asked the authority for; its client id must be this
+    ///     cache's.
+    ///   - signIn: whether the response ends an interactive sign-in: the account becomes signed
+    ///     in and current for this client.
     /// - Returns: the access token as stored.
+    /// - Throws: ``TokenCacheError``: `.invalidArgument` when the request is another client's
+    ///   (nothing is stored), and the store's errors (`.lockTimeout`, `.diskFull`, ...).
     @discardableResult
     public func store(_ response: TokenResponse, for request: TokenRequest, signIn: Bool = true) throws -> AccessToken {
         guard request.clientId.lowercased() == client else {

@@ -24,6 +24,21 @@
 /// ``Code/insecurePermissions``, ``Code/diskFull``, ``Code/ioFailure``, ``Code/cryptoFailure``,
 /// ``Code/unsupportedFormat``) and the Secret Service (``Code/noSessionBus`` ... ``Code/keyringFailure``);
 /// an app shows ``message`` and, for the storage codes, stops using the group.
+///
+/// ```swift
+/// do {
+///     _ = try CacheGroup.open()
+/// } catch let error as TokenCacheError {
+///     switch error.code {
+///     case .collectionLocked, .noSessionBus, .secretServiceUnavailable:
+///         print("the keyring is not usable: \(error.message)")
+///     default:
+///         print(error)  // code and message; never a secret
+///     }
+/// }
+/// ```
+///
+/// <doc:ErrorsAndWhatToDo> says what to do about each code.
 public struct TokenCacheError: Error, Sendable, CustomStringConvertible {
     /// What kind of failure this is. Extensible: new codes may be added in later versions.
     public struct Code: Hashable, Sendable, CustomStringConvertible {

@@ -77,6 +77,6 @@ public struct Environment: Sendable, Hashable, CustomStringConvertible {
 
     /// Whether two values name the same host.
     public static func == (lhs: Environment, rhs: Environment) -> Bool { lhs.storage === rhs.storage || lhs.host == rhs.host }
-    /// Hashes what ``==`` compares.
+    /// Hashes what ``==(_:_:)`` compares.
     public func hash(into hasher: inout Hasher) { hasher.combine(host) }
 }

@@ -52,6 +52,6 @@ public struct HomeAccountId: Sendable, Hashable, CustomStringConvertible {
 
     /// Whether two values are equal (see the type's doc for what is compared).
     public static func == (lhs: HomeAccountId, rhs: HomeAccountId) -> Bool { lhs.storage === rhs.storage || lhs.key == rhs.key }
-    /// Hashes what ``==`` compares.
+    /// Hashes what ``==(_:_:)`` compares.
     public func hash(into hasher: inout Hasher) { hasher.combine(normalised) }
 }

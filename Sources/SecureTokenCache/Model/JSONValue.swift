@@ -124,7 +124,7 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
             && zip(lhs.members, rhs.members).allSatisfy { $0.key == $1.key && $0.value == $1.value }
     }
 
-    /// Hashes what ``==`` compares.
+    /// Hashes what ``==(_:_:)`` compares.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(members.count)
         for member in members {

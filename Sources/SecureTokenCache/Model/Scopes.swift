@@ -96,7 +96,7 @@ public struct Scopes: Sendable, Hashable, CustomStringConvertible {
 
     /// Whether two values are equal (see the type's doc for what is compared).
     public static func == (lhs: Scopes, rhs: Scopes) -> Bool { lhs.matchKeys == rhs.matchKeys }
-    /// Hashes what ``==`` compares.
+    /// Hashes what ``==(_:_:)`` compares.
     public func hash(into hasher: inout Hasher) { hasher.combine(matchKeys) }
 }
 

@@ -1,0 +1,59 @@
+import SecureTokenCache
+
+// The samples in the library's doc comments that no article shows (one function per symbol).
+
+/// ``CacheGroup/open(_:configuration:)``.
+func docCacheGroupOpen() throws {
+    let group = try CacheGroup.open()  // auto: where the group lives, else the keyring, else a file
+    print(group.storeDescription.reason)
+
+    let configuration = CacheConfiguration(store: .file, keySource: .passphraseFromEnvironment(variable: "CACHE_PASSPHRASE"))
+    let ci = try CacheGroup.open("com.contoso.ci", configuration: configuration)
+    print(ci.storeDescription.protection)  // sealed with a passphrase-derived key (Argon2id)
+}
+
+/// ``TokenCache/init(clientId:group:)`` and ``TokenCache/accounts()``.
+func docTokenCache() throws {
+    let group = try CacheGroup.open()
+    let cache = try TokenCache(clientId: "11111111-aaaa-4bbb-8ccc-000000000001", group: group)
+    for account in try cache.accounts() {
+        print(account.username)
+    }
+}
+
+/// ``TokenCache/acquireTokenSilently(scopes:account:authority:forceRefresh:endpoint:timeout:)``.
+func docAcquireTokenSilently(cache: TokenCache, account: Account) async throws {
+    do {
+        let result = try await cache.acquireTokenSilently(scopes: ["User.Read"], account: account)
+        send(authorization: "\(result.tokenType) \(result.accessToken)")
+    } catch let error as TokenCacheError where error.code == .interactionRequired {
+        // Sign in interactively, then store the answer with store(_:for:signIn:).
+    }
+}
+
+/// ``TokenCache/store(_:for:signIn:)``.
+func docStore(cache: TokenCache, authority: Authority, scopes: Scopes, answer: [UInt8]) throws {
+    let request = TokenRequest(
+        clientId: cache.clientId, authority: authority, scopes: scopes, grantType: "authorization_code")
+    try cache.store(try TokenResponse(json: answer), for: request)
+}
+
+/// ``CacheGroup/importADAL(_:)``.
+func docImportADAL(group: CacheGroup, adalCache: [UInt8]) throws {
+    let imported = try group.importADAL(adalCache)  // all or nothing
+    print("imported \(imported) entries")
+}
+
+/// ``TokenCacheError``.
+func docTokenCacheError() {
+    do {
+        _ = try CacheGroup.open()
+    } catch let error as TokenCacheError {
+        switch error.code {
+        case .collectionLocked, .noSessionBus, .secretServiceUnavailable:
+            print("the keyring is not usable: \(error.message)")
+        default:
+            print(error)  // code and message; never a secret
+        }
+    } catch {}
+}

@@ -1,0 +1,37 @@
+import SecureTokenCache
+
+/// README.md, "Using the library".
+func readme(responseBytes: [UInt8]) throws {
+    let group = try CacheGroup.open()  // com.microsoft.identity.universalstorage
+    let cache = try TokenCache(clientId: "11111111-aaaa-4bbb-8ccc-000000000001", group: group)
+
+    // After an interactive sign-in, store what the token endpoint answered:
+    let request = TokenRequest(
+        clientId: cache.clientId,
+        authority: try Authority("https://login.microsoftonline.com/common"),
+        scopes: ["User.Read"], grantType: "authorization_code")
+    try cache.store(try TokenResponse(json: responseBytes), for: request)
+
+    // Later, in this process or any other process that opens the group:
+    for account in try cache.accounts() {
+        if let cached = try cache.accessToken(for: ["User.Read"], account: account) {
+            use(cached.token.secret)
+        }
+    }
+}
+
+/// README.md, silent acquisition.
+func readmeSilent(cache: TokenCache, account: Account) async throws {
+    let result = try await cache.acquireTokenSilently(
+        scopes: ["User.Read"], account: account,
+        authority: try Authority("https://login.microsoftonline.com/common"))
+    // Throws TokenCacheError .interactionRequired (with the server's error, suberror and
+    // correlation id) when the user must sign in again.
+    use(result.accessToken)
+}
+
+/// README.md, "Sharing sign-in with Azure CLI and the Azure SDKs": the same code as
+/// ``sharingWithAzureCLI()``, which the article shows.
+func readmeAzureCLI() throws {
+    try sharingWithAzureCLI()
+}
