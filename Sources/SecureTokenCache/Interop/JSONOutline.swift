@@ -75,7 +75,7 @@ enum JSONOutline {
     /// - Throws: ``TokenCacheError/Code/malformedCache`` as ``members(of:in:)``.
     static func members(
         of bytes: [UInt8], in range: Range<Int>, comparedWith earlier: [Member], in earlierBytes: [UInt8],
-        inner: (String) -> [Member]? = { _ in nil }
+        inner: ((String) -> [Member]?)? = nil
     ) throws -> Comparison? {
         let compared = try bytes.withUnsafeBufferPointer { buffer in
             try earlierBytes.withUnsafeBufferPointer { earlierBuffer -> Comparison?? in
@@ -172,10 +172,11 @@ enum JSONOutline {
 
         /// One member at `position` (its key's opening quote), leaving `position` after its value,
         /// and the outline of its value when `inner` gives earlier members for its key and the
-        /// value is an object without a repeated key.
+        /// value is an object without a repeated key, with whether that outline is the earlier
+        /// one: the same members, unchanged, in the same order.
         mutating func member(
-            inner: (String) -> [Member]? = { _ in nil }, in earlierBytes: UnsafeBufferPointer<UInt8>? = nil
-        ) throws -> (member: Member, inner: Comparison?) {
+            inner: ((String) -> [Member]?)? = nil, in earlierBytes: UnsafeBufferPointer<UInt8>? = nil
+        ) throws -> (member: Member, inner: Comparison?, asBefore: Bool) {
             let start = position
             let key = try keyString()
             skipWhitespace()
@@ -183,14 +184,23 @@ enum JSONOutline {
             skipWhitespace()
             let valueStart = position
             var outline: Comparison?
-            if let earlierBytes, peek() == UInt8(ascii: "{"), let earlier = inner(key) {
+            var asBefore = false
+            if let earlierBytes, peek() == UInt8(ascii: "{"), let earlier = inner?(key) {
                 depth += 1
-                outline = try object(comparedWith: earlier, in: earlierBytes, inner: { _ in nil })
+                outline = try object(comparedWith: earlier, in: earlierBytes, inner: nil)
                 depth -= 1
-                if outline == nil { position = valueStart }
+                if let outline {
+                    asBefore =
+                        outline.matches.count == earlier.count
+                        && outline.matches.indices.allSatisfy {
+                            outline.matches[$0].unchanged && outline.matches[$0].earlier == $0
+                        }
+                } else {
+                    position = valueStart
+                }
             }
             if outline == nil { try skipValue() }
-            return (Member(key: key, start: start, value: valueStart..<position), outline)
+            return (Member(key: key, start: start, value: valueStart..<position), outline, asBefore)
         }
 
         /// Moves past what follows a member: `true` after a comma, `false` after the object's `}`.
@@ -206,7 +216,7 @@ enum JSONOutline {
         /// The members of the object at `position` (its `{`) matched with `earlier`, leaving
         /// `position` after its `}`; `nil` when a key repeats.
         mutating func object(
-            comparedWith earlier: [Member], in earlierBytes: UnsafeBufferPointer<UInt8>, inner: (String) -> [Member]?
+            comparedWith earlier: [Member], in earlierBytes: UnsafeBufferPointer<UInt8>, inner: ((String) -> [Member]?)?
         ) throws -> Comparison? {
             try expect(UInt8(ascii: "{"), "an object")
             var comparison = Comparison()
@@ -225,13 +235,17 @@ enum JSONOutline {
             var expected = 0
             while true {
                 skipWhitespace()
-                if expected < earlier.count, !taken[expected], let same = recognize(earlier[expected], in: earlierBytes) {
+                // A member whose value is outlined too is compared entry by entry there, not
+                // first as a whole: a changed one would be compared twice up to its change.
+                if expected < earlier.count, !taken[expected], inner?(earlier[expected].key) == nil,
+                    let same = recognize(earlier[expected], in: earlierBytes)
+                {
                     taken[expected] = true
                     comparison.members.append(same)
                     comparison.matches.append(Match(earlier: expected, unchanged: true))
                     expected += 1
                 } else {
-                    let (member, outline) = try member(inner: inner, in: earlierBytes)
+                    let (member, outline, asBefore) = try member(inner: inner, in: earlierBytes)
                     if let outline { comparison.inner[comparison.members.count] = outline }
                     var position: Int?
                     if expected < earlier.count, earlier[expected].key == member.key {
@@ -246,7 +260,8 @@ enum JSONOutline {
                     if let position {
                         guard !taken[position] else { return nil }
                         taken[position] = true
-                        let unchanged = Self.same(bytes, member.bytes, earlierBytes, earlier[position].bytes)
+                        let unchanged =
+                            outline != nil ? asBefore : Self.same(bytes, member.bytes, earlierBytes, earlier[position].bytes)
                         comparison.matches.append(Match(earlier: position, unchanged: unchanged))
                         expected = position + 1
                     } else {

@@ -19,6 +19,13 @@ struct SharedDocumentRecords {
         var members: [JSONOutline.Member] = []
         var ordinals: [UInt64] = []
 
+        /// The section as it was, at `outline` (its members matched one for one with these) or,
+        /// without one, `shift` bytes further into the document.
+        func same(at outline: JSONOutline.Comparison?, movedBy shift: Int) -> Section {
+            if let outline { return Section(members: outline.members, ordinals: ordinals) }
+            return moved(by: shift)
+        }
+
         /// The section with its bytes `shift` bytes further into the document.
         func moved(by shift: Int) -> Section {
             guard shift != 0 else { return self }
@@ -83,7 +90,7 @@ struct SharedDocumentRecords {
         var nextExtras: [RecordID: Record] = [:]
         var lastOrdinal: [CredentialKind: UInt64] = [:]
         var sharing = StringInterner()
-        for (position, (member, match)) in zip(outline.members, outline.matches).enumerated() {
+        for (index, (member, match)) in zip(outline.members, outline.matches).enumerated() {
             if member.key == SharedCacheStore.extrasSection {
                 nextExtras = match.unchanged ? extras : try Self.readExtras(bytes[member.value])
                 continue
@@ -103,10 +110,11 @@ struct SharedDocumentRecords {
             if match.unchanged, let position = match.earlier, !tangled.contains(kind), earlier.ordinals.first ?? .max > last {
                 // The whole section as it was: its entries moved with it.
                 lastOrdinal[kind] = earlier.ordinals.last ?? last
-                nextSections[member.key] = earlier.moved(by: member.value.lowerBound - top[position].value.lowerBound)
+                nextSections[member.key] = earlier.same(
+                    at: outline.inner[index], movedBy: member.value.lowerBound - top[position].value.lowerBound)
                 continue
             }
-            let entries = try self.entries(of: member, at: position, in: outline, bytes: bytes, earlier: earlier)
+            let entries = try self.entries(of: member, at: index, in: outline, bytes: bytes, earlier: earlier)
             let recordKind = RecordCodec.recordKind(kind)
             let isTangled = tangled.contains(kind)
             let ordinals = Self.ordinals(entries.matches, earlier: earlier.ordinals, after: last) { position in
@@ -175,14 +183,15 @@ struct SharedDocumentRecords {
     mutating func adopt(_ bytes: [UInt8], index: Index, changes: [RecordChange]) throws {
         let outline = try outline(bytes)
         var nextSections: [String: Section] = [:]
-        for (position, (member, match)) in zip(outline.members, outline.matches).enumerated() {
+        for (place, (member, match)) in zip(outline.members, outline.matches).enumerated() {
             guard let kind = CredentialKind(sectionName: member.key) else { continue }
             let earlier = sections[member.key] ?? Section()
             if match.unchanged, let position = match.earlier {
-                nextSections[member.key] = earlier.moved(by: member.value.lowerBound - top[position].value.lowerBound)
+                nextSections[member.key] = earlier.same(
+                    at: outline.inner[place], movedBy: member.value.lowerBound - top[position].value.lowerBound)
                 continue
             }
-            let entries = try self.entries(of: member, at: position, in: outline, bytes: bytes, earlier: earlier)
+            let entries = try self.entries(of: member, at: place, in: outline, bytes: bytes, earlier: earlier)
             var section = Section(members: entries.members, ordinals: [])
             section.ordinals.reserveCapacity(entries.members.count)
             for (entry, match) in zip(entries.members, entries.matches) {

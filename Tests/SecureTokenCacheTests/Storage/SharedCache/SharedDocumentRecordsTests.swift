@@ -97,6 +97,23 @@ import Testing
         #expect(Set(changes.map(\.id)) == Set(["a", "a2", "a3"].map { RecordID(kind: .accessToken, name: $0) }))
     }
 
+    /// Another tool writing the same entries with other spacing between them changes nothing,
+    /// and the next rewrite is compared where its entries now are.
+    @Test func aDocumentRespacedChangesNothingAndTheNextEditIsFound() throws {
+        // Entries one line apart instead of msal-python's line and indent; their own bytes alike.
+        func respaced(_ tokens: [String]) -> [UInt8] {
+            let text = String(decoding: Self.document(tokens: tokens), as: UTF8.self)
+            return Array(text.replacingOccurrences(of: ",\n        \"", with: ",\n\"").utf8)
+        }
+        var records = SharedDocumentRecords()
+        _ = try records.read(Self.document(tokens: ["a", "b", "c"]), location: "test")
+        #expect(respaced(["a", "b", "c"]) != Self.document(tokens: ["a", "b", "c"]))
+        #expect(try records.read(respaced(["a", "b", "c"]), location: "test").isEmpty)
+        let changes = try records.read(respaced(["a", "b2", "c"]), location: "test")
+        #expect(Set(changes.map(\.id)) == Set(["b", "b2"].map { RecordID(kind: .accessToken, name: $0) }))
+        #expect(try Self.exported(records.records) == Self.document(tokens: ["a", "b2", "c"]))
+    }
+
     /// A repeated key (found by fuzzing: a repeated unknown section was written back twice) is
     /// read as a whole import reads it: once, at its first position, with its last value.
     @Test(arguments: [
