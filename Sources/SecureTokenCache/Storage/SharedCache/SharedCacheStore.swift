@@ -31,6 +31,10 @@ final class SharedCacheStore: CacheStore {
     static let partialReadBackoff = FileLock.Backoff(first: .milliseconds(1), longest: .milliseconds(20))
     /// How long a reader waits for a document that does not parse to become whole.
     static let partialReadDeadline = Duration.seconds(2)
+    /// How long a document that is empty or does not parse must stay as it is, with no lock file
+    /// there, before a reader outside the lock believes it: longer than a tool takes between
+    /// truncating the file and writing it.
+    static let partialReadSettle = Duration.milliseconds(100)
 
     private struct State {
         /// The version of the document `document` was read from (`nil`: no document).
@@ -202,28 +206,41 @@ final class SharedCacheStore: CacheStore {
         try readDocument(locked: locked)
     }
 
-    /// Reads the document into ``State/document``. Outside the lock, a document that does not
-    /// parse, or an empty one while a lock file exists, may be a tool's in-place write in
-    /// progress: read again until it parses or ``partialReadDeadline`` passes.
+    /// Reads the document into ``State/document``. Outside the lock, a document that is empty or
+    /// does not parse may be a tool's in-place write in progress (truncate, then write): it is
+    /// read again until it parses, and believed (an empty one) or reported (one that does not
+    /// parse) only once it stayed as it was for ``partialReadSettle`` with no lock file there, or
+    /// when ``partialReadDeadline`` passes. The lock file alone cannot say that nobody writes:
+    /// msal-extensions with portalocker removes it on release while the next writer, which
+    /// opened it before, takes the lock on the removed file and writes.
     private func readDocument(locked: Bool) throws {
         let clock = ContinuousClock()
         let deadline = clock.now + Self.partialReadDeadline
         var pause = Self.partialReadBackoff.first
+        // The version an empty or unparsable document was first seen with, and when.
+        var unsettled: (version: DocumentVersion?, since: ContinuousClock.Instant)?
+        let lockFile = lock.path
+        // Whether the document read at `version` may still be a write in progress.
+        func mayBeWritten(_ version: DocumentVersion?) throws -> Bool {
+            guard !locked, version != nil, clock.now < deadline else { return false }
+            guard let first = unsettled, first.version == version else {
+                unsettled = (version, clock.now)
+                return true
+            }
+            if clock.now - first.since < Self.partialReadSettle { return true }
+            return try SystemCall.lstat(lockFile, "looking at the shared cache's lock file") != nil
+        }
+        func wait() {
+            SystemCall.sleep(for: pause)
+            pause = min(pause * 2, Self.partialReadBackoff.longest)
+        }
         while true {
             let (bytes, version) = try medium.read()
-            // Whether a tool holds its lock file: asked only when what was read needs explaining.
-            let lockFile = lock.path
-            let writerActive = {
-                try !locked && SystemCall.lstat(lockFile, "looking at the shared cache's lock file") != nil
+            if bytes.isEmpty, try mayBeWritten(version) {
+                wait()
+                continue
             }
             do {
-                // An empty file outside the lock may be a tool's in-place write between its
-                // truncation and its write: believe it only once the file stayed as it was read
-                // and no lock file is there.
-                let settled = try !bytes.isEmpty || locked || (!writerActive() && medium.version() == version)
-                if !settled, version != nil, clock.now < deadline {
-                    throw TokenCacheError(.malformedCache, "the shared cache is being written")
-                }
                 try state.withLock { state in
                     // A document that does not parse changes nothing (read changes the document
                     // only once all of it parsed).
@@ -244,11 +261,8 @@ final class SharedCacheStore: CacheStore {
                 }
                 return
             } catch let error as TokenCacheError where error.code == .malformedCache {
-                let moved = try medium.version() != version
-                guard !locked, try moved || writerActive(), clock.now < deadline else { throw error }
-                var interval = timespec(duration: pause)
-                nanosleep(&interval, nil)
-                pause = min(pause * 2, Self.partialReadBackoff.longest)
+                guard try mayBeWritten(version) else { throw error }
+                wait()
             }
         }
     }
