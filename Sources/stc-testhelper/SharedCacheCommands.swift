@@ -2,9 +2,11 @@
     import Glibc
     @testable import SecureTokenCache
 
-    /// The commands that write to an msal-file cache next to msal-extensions' processes
-    /// (`SharedCachePeerTests`). `<account>` is what `msal_ext_peer.py account` prints: the
-    /// account both languages sign in, so that either side's tokens are the other's hits.
+    /// The commands that write to a shared cache next to msal-extensions' processes
+    /// (`SharedPeerProofs`): an msal-file cache at `<path>`, or with `--store keyring` the
+    /// azure-identity keyring item with its signal file at `<path>`. `<account>` is what
+    /// `msal_ext_peer.py account` prints: the account both languages sign in, so that either
+    /// side's tokens are the other's hits.
     extension TestHelper {
         /// Prints "ready", waits for a line on stdin (so that every writer of a test starts at
         /// once), then stores access tokens with scope `<prefix>-<i>` and secret
@@ -12,9 +14,11 @@
         /// of them, or without end (until killed) when `count` is `nil`, with a random pause of up
         /// to `pauseMilliseconds` between them. After each write a lookup must find it; a lookup that throws
         /// ends the process with "error".
-        static func sharedWrite(path: String, account: String, prefix: String, count: Int?, pauseMilliseconds: Int) throws {
+        static func sharedWrite(
+            keyring: Bool, path: String, account: String, prefix: String, count: Int?, pauseMilliseconds: Int
+        ) throws {
             let peer = try SharedPeerAccount(json: account)
-            let cache = try TokenCache(clientId: peer.clientId, group: openShared(path))
+            let cache = try TokenCache(clientId: peer.clientId, group: openShared(path, keyring: keyring))
             let user = try cache.accounts()
             say("ready")
             _ = readLine()
@@ -33,10 +37,16 @@
             }
         }
 
-        /// The msal-file cache at `path` as a group, with its coordination folder beside it, so
-        /// that every process of a test shares it.
-        static func openShared(_ path: String) throws -> CacheGroup {
-            var configuration = CacheConfiguration(sharedCache: .file(path: path), lockTimeout: .seconds(30))
+        /// The msal-file cache at `path`, or the azure-identity item whose signal file is `path`,
+        /// as a group, with its coordination folder beside `path`, so that every process of a
+        /// test shares it.
+        static func openShared(_ path: String, keyring: Bool) throws -> CacheGroup {
+            var cache = MSALSharedCache.file(path: path)
+            if keyring, case .keyring(var item) = try MSALSharedCache.azureIdentity().location {
+                item.signalFile = path
+                cache = .keyring(item)
+            }
+            var configuration = CacheConfiguration(sharedCache: cache, lockTimeout: .seconds(30))
             configuration.directory = SystemCall.parentDirectory(of: path) + "/stc"
             return try CacheGroup.open("shared", configuration: configuration)
         }
