@@ -8,22 +8,19 @@
     /// `msal_ext_peer.py account` prints: the account both languages sign in, so that either
     /// side's tokens are the other's hits.
     extension TestHelper {
-        /// Prints "ready", waits for a line on stdin (so that every writer of a test starts at
-        /// once), then stores access tokens with scope `<prefix>-<i>` and secret
-        /// `secret-<prefix>-<i>`, printing "ack <i>" once each write's commit has returned: `count`
-        /// of them, or without end (until killed) when `count` is `nil`, with a random pause of up
-        /// to `pauseMilliseconds` between them. After each write a lookup must find it; a lookup that throws
-        /// ends the process with "error".
-        static func sharedWrite(
-            keyring: Bool, path: String, account: String, prefix: String, count: Int?, pauseMilliseconds: Int
-        ) throws {
+        /// Prints "ready", waits for a line on stdin, then stores access tokens with scope
+        /// `<prefix>-<i>` and secret `secret-<prefix>-<i>` without end (until killed), printing
+        /// "ack <i>" once each write's commit has returned. After each write a lookup must find
+        /// it; a lookup that throws ends the process with "error". The writers that run to the end
+        /// next to msal-extensions' are release builds (`PeerCompare shared-write`); this one is
+        /// killed mid-write, where a debug build's slower write is a wider target.
+        static func sharedChurn(keyring: Bool, path: String, account: String, prefix: String) throws {
             let peer = try SharedPeerAccount(json: account)
             let cache = try TokenCache(clientId: peer.clientId, group: openShared(path, keyring: keyring))
             let user = try cache.accounts()
             say("ready")
             _ = readLine()
-            var index = 0
-            while count.map({ index < $0 }) ?? true {
+            for index in 0... {
                 let scope = "\(prefix)-\(index)"
                 try cache.store(try peer.response(scope: scope, secret: "secret-" + scope), for: peer.request(scope: scope))
                 say("ack \(index)")
@@ -31,9 +28,6 @@
                 guard let account, try cache.accessToken(for: [scope], account: account)?.token.secret == "secret-" + scope else {
                     fail("a lookup did not find \(scope) right after writing it")
                 }
-                index += 1
-                var interval = timespec(duration: .microseconds(Int.random(in: 0...pauseMilliseconds * 1000)))
-                nanosleep(&interval, nil)
             }
         }
 

@@ -118,7 +118,8 @@ struct SharedPeerAccount: Sendable {
     let authority: String
     let username: String
     let template: JSONObject
-    /// What the script printed, as `stc-testhelper shared-write` takes it.
+    /// What the script printed, as the writers of ours (`PeerCompare shared-write`, `stc-testhelper
+    /// shared-churn`) take it.
     let json: String
 
     init(_ lock: ExtensionsLock) throws {

@@ -8,7 +8,8 @@ import Testing
 /// 1.39.0 with msal-extensions 1.3.1 (`PersistedTokenCache` over `FilePersistence`, as Azure CLI
 /// keeps its cache, or over `LibsecretPersistence` on the azure-identity item) in processes of
 /// their own, with each of the locks msal-extensions may take, and writers of ours in processes
-/// of their own (`stc-testhelper shared-write`). `SharedCachePeerTests` runs them on a file;
+/// of their own (`PeerCompare shared-write`, and `stc-testhelper shared-churn` for the ones
+/// killed). `SharedCachePeerTests` runs them on a file;
 /// `KeyringTests.SharedKeyringPeers` on the item, inside the private keyring.
 struct SharedPeerProofs {
     /// Where the document is kept.
@@ -70,7 +71,7 @@ struct SharedPeerProofs {
         }
     }
 
-    /// What `msal_ext_peer.py` needs before its command for this medium.
+    /// What `msal_ext_peer.py` and `PeerCompare` need before their command for this medium.
     var peerOptions: [String] { medium == .keyring ? ["--keyring"] : [] }
     /// What `stc-testhelper` needs before its command for this medium.
     var helperOptions: [String] { medium == .keyring ? ["--store", "keyring"] : [] }
@@ -168,20 +169,13 @@ struct SharedPeerProofs {
 
     func fourWritersInEachLanguageLoseNothingAndNoReaderSeesHalfADocument(lock: ExtensionsLock) throws {
         let peer = try SharedPeerAccount(lock)
-        // Our writers on a file are release builds, as apps are: a debug build rewrites a
-        // document of hundreds of tokens many times slower, and would hold the lock file long
-        // enough to starve msal-extensions' writers on its own. scripts/test builds it.
-        let releaseWriter = PackageRoot.url.appendingPathComponent("Benchmarks/.build/release/PeerCompare").path
-        let helper: String
-        switch medium {
-        case .file:
-            helper = releaseWriter
-            try #require(
-                FileManager.default.isExecutableFile(atPath: helper),
-                "\(helper) is missing: run scripts/test, or swift build -c release --package-path Benchmarks --product PeerCompare")
-        case .keyring:
-            helper = try #require(testHelperPath, "stc-testhelper not found next to the tests")
-        }
+        // Our writers are release builds, as apps are: a debug build rewrites a document of
+        // hundreds of tokens many times slower, and would hold the lock file long enough to
+        // starve msal-extensions' writers on its own. scripts/test builds it.
+        let writer = PackageRoot.url.appendingPathComponent("Benchmarks/.build/release/PeerCompare").path
+        try #require(
+            FileManager.default.isExecutableFile(atPath: writer),
+            "\(writer) is missing: run scripts/test, or swift build -c release --package-path Benchmarks --product PeerCompare")
         let writes = 100
         // Up to this long between two writes of one writer, as between an app's token requests.
         // Faster, the eight writers together ask for the lock file more than it can be free, and
@@ -194,7 +188,7 @@ struct SharedPeerProofs {
         for index in 0..<4 {
             writers.append(("py\(index)", try startPeer(lock, ["write", path, "py\(index)", String(writes), pauseMilliseconds])))
             let ours = try PeerProcess(
-                helper, helperOptions + ["shared-write", path, peer.json, "ours\(index)", String(writes), pauseMilliseconds])
+                writer, peerOptions + ["shared-write", path, peer.json, "ours\(index)", String(writes), pauseMilliseconds])
             try ours.expect("ready")
             writers.append(("ours\(index)", ours))
         }
