@@ -45,34 +45,4 @@
             return try CacheGroup.open("shared", configuration: configuration)
         }
     }
-
-    /// The account `msal_ext_peer.py account` describes, and its token responses.
-    struct SharedPeerAccount {
-        let clientId: String
-        let authority: Authority
-        let username: String
-        let template: JSONObject
-
-        init(json: String) throws {
-            guard case .object(let account) = try JSONParser.parse(json),
-                case .string(let clientId)? = account["client_id"], case .string(let authority)? = account["authority"],
-                case .string(let username)? = account["username"], case .object(let template)? = account["response"]
-            else { throw TokenCacheError(.invalidArgument, "not what msal_ext_peer.py account prints: \(json)") }
-            self.clientId = clientId
-            self.authority = try Authority(authority)
-            self.username = username
-            self.template = template
-        }
-
-        func response(scope: String, secret: String) throws -> TokenResponse {
-            var fields = template
-            fields["scope"] = .string(scope)
-            fields["access_token"] = .string(secret)
-            return try TokenResponse(fields: fields)
-        }
-
-        func request(scope: String) -> TokenRequest {
-            TokenRequest(clientId: clientId, authority: authority, scopes: [scope], grantType: "authorization_code")
-        }
-    }
 #endif

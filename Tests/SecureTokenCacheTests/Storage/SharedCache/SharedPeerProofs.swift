@@ -3,6 +3,7 @@ import TestSupport
 import Testing
 
 @testable import SecureTokenCache
+@testable import stc_testhelper
 
 /// The proofs against the real peers, written once for both kinds of shared cache: msal-python
 /// 1.39.0 with msal-extensions 1.3.1 (`PersistedTokenCache` over `FilePersistence`, as Azure CLI
