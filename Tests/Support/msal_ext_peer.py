@@ -111,16 +111,21 @@ def silent(cache, scope):
             "accounts": len(accounts)}
 
 
-def targets_in(store, lock):
-    """The access tokens' scopes in the file or item, read raw under `lock` (msal-extensions' own
-    lock, or for the item none)."""
+def under(lock, action):
+    """What `action()` returns, holding `lock`; taken again each time msal-extensions gives up
+    waiting for it."""
     while True:
         try:
             with lock:
-                raw = store.load()
-            break
+                return action()
         except token_cache.LockError:
             print("lock-error read", flush=True)
+
+
+def targets_in(store, lock):
+    """The access tokens' scopes in the file or item, read raw under `lock` (msal-extensions' own
+    lock, or for the item none)."""
+    raw = under(lock, store.load)
     try:
         document = json.loads(raw)
     except ValueError as error:
@@ -167,10 +172,11 @@ def write(path, prefix, count, pause_ms):
             # msal-extensions reads without the lock, and its own writers rewrite the file in
             # place: a read between a truncation and the write sees an empty file, which msal
             # takes for an empty cache, and it does not read again until the file's time passes
-            # that read's. Say so, and look again as a new process would.
+            # that read's. Say so, and look again as a new process would, under the lock: without
+            # it, that look too may land in another writer's rewrite.
             print("stale-empty-view %d" % i, flush=True)
             fresh = persisted(path)
-            found = list(fresh.search(msal.TokenCache.CredentialType.ACCESS_TOKEN, target=[scope]))
+            found = under(lock, lambda: list(fresh.search(msal.TokenCache.CredentialType.ACCESS_TOKEN, target=[scope])))
             if not any(entry["secret"] == "secret-" + scope for entry in found):
                 print("invalid: search did not find %s" % scope, flush=True)
                 sys.exit(1)

@@ -232,9 +232,10 @@ struct SharedPeerProofs {
         #expect(wrong.isEmpty, "not found by the engine: \(wrong.prefix(20))")
     }
 
-    /// `rounds` writers of ours, each killed with SIGKILL at a random moment up to `window` after
-    /// its first write: `window` spans at least one whole write on the medium.
-    func aWriterKilledMidWriteLeavesEveryAcknowledgedWriteAndItsLockIsTakenOver(rounds: Int, window: Duration) throws {
+    /// 100 writers of ours, each killed with SIGKILL at a random moment up to `window` after its
+    /// first write: `window` spans at least one whole write on the medium.
+    func aWriterKilledMidWriteLeavesEveryAcknowledgedWriteAndItsLockIsTakenOver(window: Duration) throws {
+        let rounds = 100
         let peer = try SharedPeerAccount(.filelock)
         let helper = try #require(testHelperPath, "stc-testhelper not found next to the tests")
         let cache = try TokenCache(clientId: peer.clientId, group: open())
