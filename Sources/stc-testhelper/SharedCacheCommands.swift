@@ -2,8 +2,8 @@
     import Glibc
     @testable import SecureTokenCache
 
-    /// The commands that write to a shared cache next to msal-extensions' processes
-    /// (`SharedPeerProofs`): an msal-file cache at `<path>`, or with `--store keyring` the
+    /// The command that writes to a shared cache next to msal-extensions' processes until it is
+    /// killed (`SharedPeerProofs`): an msal-file cache at `<path>`, or with `--store keyring` the
     /// azure-identity keyring item with its signal file at `<path>`. `<account>` is what
     /// `msal_ext_peer.py account` prints: the account both languages sign in, so that either
     /// side's tokens are the other's hits.
