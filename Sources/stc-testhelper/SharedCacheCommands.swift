@@ -2,24 +2,25 @@
     import Glibc
     @testable import SecureTokenCache
 
-    /// The commands that write to an msal-file cache next to msal-extensions' processes
-    /// (`SharedCachePeerTests`). `<account>` is what `msal_ext_peer.py account` prints: the
-    /// account both languages sign in, so that either side's tokens are the other's hits.
+    /// The command that writes to a shared cache next to msal-extensions' processes until it is
+    /// killed (`SharedPeerProofs`): an msal-file cache at `<path>`, or with `--store keyring` the
+    /// azure-identity keyring item with its signal file at `<path>`. `<account>` is what
+    /// `msal_ext_peer.py account` prints: the account both languages sign in, so that either
+    /// side's tokens are the other's hits.
     extension TestHelper {
-        /// Prints "ready", waits for a line on stdin (so that every writer of a test starts at
-        /// once), then stores access tokens with scope `<prefix>-<i>` and secret
-        /// `secret-<prefix>-<i>`, printing "ack <i>" once each write's commit has returned: `count`
-        /// of them, or without end (until killed) when `count` is `nil`, with a random pause of up
-        /// to `pauseMilliseconds` between them. After each write a lookup must find it; a lookup that throws
-        /// ends the process with "error".
-        static func sharedWrite(path: String, account: String, prefix: String, count: Int?, pauseMilliseconds: Int) throws {
+        /// Prints "ready", waits for a line on stdin, then stores access tokens with scope
+        /// `<prefix>-<i>` and secret `secret-<prefix>-<i>` without end (until killed), printing
+        /// "ack <i>" once each write's commit has returned. After each write a lookup must find
+        /// it; a lookup that throws ends the process with "error". The writers that run to the end
+        /// next to msal-extensions' are release builds (`PeerCompare shared-write`); this one is
+        /// killed mid-write, where a debug build's slower write is a wider target.
+        static func sharedChurn(keyring: Bool, path: String, account: String, prefix: String) throws {
             let peer = try SharedPeerAccount(json: account)
-            let cache = try TokenCache(clientId: peer.clientId, group: openShared(path))
+            let cache = try TokenCache(clientId: peer.clientId, group: openShared(path, keyring: keyring))
             let user = try cache.accounts()
             say("ready")
             _ = readLine()
-            var index = 0
-            while count.map({ index < $0 }) ?? true {
+            for index in 0... {
                 let scope = "\(prefix)-\(index)"
                 try cache.store(try peer.response(scope: scope, secret: "secret-" + scope), for: peer.request(scope: scope))
                 say("ack \(index)")
@@ -27,48 +28,21 @@
                 guard let account, try cache.accessToken(for: [scope], account: account)?.token.secret == "secret-" + scope else {
                     fail("a lookup did not find \(scope) right after writing it")
                 }
-                index += 1
-                var interval = timespec(duration: .microseconds(Int.random(in: 0...pauseMilliseconds * 1000)))
-                nanosleep(&interval, nil)
             }
         }
 
-        /// The msal-file cache at `path` as a group, with its coordination folder beside it, so
-        /// that every process of a test shares it.
-        static func openShared(_ path: String) throws -> CacheGroup {
-            var configuration = CacheConfiguration(sharedCache: .file(path: path), lockTimeout: .seconds(30))
+        /// The msal-file cache at `path`, or the azure-identity item whose signal file is `path`,
+        /// as a group, with its coordination folder beside `path`, so that every process of a
+        /// test shares it.
+        static func openShared(_ path: String, keyring: Bool) throws -> CacheGroup {
+            var cache = MSALSharedCache.file(path: path)
+            if keyring, case .keyring(var item) = try MSALSharedCache.azureIdentity().location {
+                item.signalFile = path
+                cache = .keyring(item)
+            }
+            var configuration = CacheConfiguration(sharedCache: cache, lockTimeout: .seconds(30))
             configuration.directory = SystemCall.parentDirectory(of: path) + "/stc"
             return try CacheGroup.open("shared", configuration: configuration)
-        }
-    }
-
-    /// The account `msal_ext_peer.py account` describes, and its token responses.
-    struct SharedPeerAccount {
-        let clientId: String
-        let authority: Authority
-        let username: String
-        let template: JSONObject
-
-        init(json: String) throws {
-            guard case .object(let account) = try JSONParser.parse(json),
-                case .string(let clientId)? = account["client_id"], case .string(let authority)? = account["authority"],
-                case .string(let username)? = account["username"], case .object(let template)? = account["response"]
-            else { throw TokenCacheError(.invalidArgument, "not what msal_ext_peer.py account prints: \(json)") }
-            self.clientId = clientId
-            self.authority = try Authority(authority)
-            self.username = username
-            self.template = template
-        }
-
-        func response(scope: String, secret: String) throws -> TokenResponse {
-            var fields = template
-            fields["scope"] = .string(scope)
-            fields["access_token"] = .string(secret)
-            return try TokenResponse(fields: fields)
-        }
-
-        func request(scope: String) -> TokenRequest {
-            TokenRequest(clientId: clientId, authority: authority, scopes: [scope], grantType: "authorization_code")
         }
     }
 #endif

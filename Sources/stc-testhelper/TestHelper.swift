@@ -2,7 +2,9 @@
 // writes or reads it, printing one line per event to stdout (flushed at once, so a parent that
 // kills this process sees every line printed before the kill). The group is a FileStore group
 // unless `--store keyring` comes first (a KeyringStore group whose coordination folder is under
-// <root>; the store conformance suite runs its process checks against either).
+// <root>; the store conformance suite runs its process checks against either). For shared-churn
+// the cache is an msal-file cache at <path>, or with `--store keyring` the
+// azure-identity keyring item with its signal file at <path>.
 //
 //   stc-testhelper [--store file|keyring] <command> <root> <group> ...
 //
@@ -15,8 +17,8 @@
 //   stc-testhelper soak <root> <group> <journal> <workers> <worker> <incarnation> <seed> <n>
 //                                                            a soak worker's n lookups, stores and sign-outs
 //   stc-testhelper soak-read <root> <group> <workers>        every soak register (see SoakCommands.swift)
-//   stc-testhelper shared-write <path> <account> <prefix> <n> <pause-ms>  n writes to an msal-file cache (see
-//   stc-testhelper shared-churn <path> <account> <prefix>      SharedCacheCommands.swift)
+//   stc-testhelper shared-churn <path> <account> <prefix>      writes to a shared cache until killed
+//                                                            (see SharedCacheCommands.swift)
 
 import Glibc
 
@@ -54,13 +56,9 @@ import Glibc
                     try churn(open(16))
                 case "bench" where arguments.count == 5:
                     try bench(open(64), open(64), count: Int(arguments[4])!)
-                case "shared-write" where arguments.count == 7:
-                    try sharedWrite(
-                        path: arguments[2], account: arguments[3], prefix: arguments[4], count: Int(arguments[5])!,
-                        pauseMilliseconds: Int(arguments[6])!)
                 case "shared-churn" where arguments.count == 5:
-                    try sharedWrite(
-                        path: arguments[2], account: arguments[3], prefix: arguments[4], count: nil, pauseMilliseconds: 0)
+                    try sharedChurn(
+                        keyring: kind == "keyring", path: arguments[2], account: arguments[3], prefix: arguments[4])
                 case "soak" where arguments.count == 10:
                     let numbers = arguments[5...].map { Int($0)! }
                     try soak(

@@ -1,5 +1,11 @@
 """A peer of the shared-cache tests: msal-python 1.39.0 with msal-extensions 1.3.1, using one
-plaintext cache file through `PersistedTokenCache(FilePersistence(path))`, as Azure CLI does.
+plaintext cache file through `PersistedTokenCache(FilePersistence(path))`, as Azure CLI does; or,
+with --keyring first, one Secret Service item through `PersistedTokenCache(LibsecretPersistence(
+path, schema_name="msal.cache.nocae", attributes={"MsalClientID":
+"Microsoft.Developer.IdentityService"}))`, as azure-identity does, PATH being its signal file.
+Either way msal-extensions' lock is PATH.lockfile.
+
+    python msal_ext_peer.py [--keyring] COMMAND ARGUMENTS...
 
     python msal_ext_peer.py lock-kind
         Prints which CrossPlatLock msal-extensions took: "portalocker" (flock, when portalocker
@@ -18,7 +24,10 @@ plaintext cache file through `PersistedTokenCache(FilePersistence(path))`, as Az
         msal-extensions went on without the lock file, see FallbackCounter). After each write and after each read (a
         search for the token just written), reads the file raw under the lock and parses it
         (every writer holds the lock while it writes, so the document there must be whole),
-        checking that every write of this process so far is in it. Prints "ack i" after each.
+        checking that every write of this process so far is in it. With --keyring, the item's text
+        as msal-extensions loads it, read without the lock: the Secret Service replaces an item
+        whole, so a reader sees a whole document at any moment, and the reads leave the lock to
+        the writers. Prints "ack i" after each.
     python msal_ext_peer.py serve PATH
         One long-lived PersistedTokenCache; per line read: "silent SCOPE" prints what `silent`
         prints; "add SCOPE SECRET" stores an access token and prints "ok".
@@ -30,6 +39,7 @@ Any failure exits non-zero with the reason on stderr (and, for `write`, "invalid
 """
 
 import base64
+import contextlib
 import json
 import logging
 import os
@@ -75,8 +85,20 @@ def add(cache, scope, secret):
                "response": response(scope, secret)})
 
 
+# Set by --keyring: the azure-identity item, PATH its signal file.
+KEYRING = False
+
+
+def persistence(path):
+    if not KEYRING:
+        return msal_extensions.FilePersistence(path)
+    return msal_extensions.LibsecretPersistence(
+        path, schema_name="msal.cache.nocae", attributes={"MsalClientID": "Microsoft.Developer.IdentityService"},
+        label="MSALCache")
+
+
 def persisted(path):
-    return msal_extensions.PersistedTokenCache(msal_extensions.FilePersistence(path))
+    return msal_extensions.PersistedTokenCache(persistence(path))
 
 
 def silent(cache, scope):
@@ -89,20 +111,25 @@ def silent(cache, scope):
             "accounts": len(accounts)}
 
 
-def targets_in(path, lock):
-    """The access tokens' scopes in the file, read raw under msal-extensions' own lock."""
+def under(lock, action):
+    """What `action()` returns, holding `lock`; taken again each time msal-extensions gives up
+    waiting for it."""
     while True:
         try:
             with lock:
-                with open(path, "rb") as f:
-                    raw = f.read()
-            break
+                return action()
         except token_cache.LockError:
             print("lock-error read", flush=True)
+
+
+def targets_in(store, lock):
+    """The access tokens' scopes in the file or item, read raw under `lock` (msal-extensions' own
+    lock, or for the item none)."""
+    raw = under(lock, store.load)
     try:
         document = json.loads(raw)
     except ValueError as error:
-        print("invalid JSON at %s (%d bytes): %s" % (path, len(raw), error), flush=True)
+        print("invalid JSON at %s (%d bytes): %s" % (store.get_location(), len(raw), error), flush=True)
         sys.exit(1)
     return {entry.get("target") for entry in document.get("AccessToken", {}).values()}
 
@@ -119,8 +146,9 @@ class FallbackCounter(logging.Handler):
 
 def write(path, prefix, count, pause_ms):
     logging.getLogger("msal_extensions.cache_lock").addHandler(FallbackCounter())
-    cache = persisted(path)
-    lock = token_cache.CrossPlatLock(path + ".lockfile")
+    store = persistence(path)
+    cache = msal_extensions.PersistedTokenCache(store)
+    lock = contextlib.nullcontext() if KEYRING else token_cache.CrossPlatLock(path + ".lockfile")
     print("ready", flush=True)
     sys.stdin.readline()
     mine = set()
@@ -135,7 +163,7 @@ def write(path, prefix, count, pause_ms):
                 # app would, write again, and say so.
                 print("lock-error %d" % i, flush=True)
         mine.add(scope)
-        lost = mine - targets_in(path, lock)
+        lost = mine - targets_in(store, lock)
         if lost:
             print("invalid: written and gone %s" % sorted(lost), flush=True)
             sys.exit(1)
@@ -144,15 +172,16 @@ def write(path, prefix, count, pause_ms):
             # msal-extensions reads without the lock, and its own writers rewrite the file in
             # place: a read between a truncation and the write sees an empty file, which msal
             # takes for an empty cache, and it does not read again until the file's time passes
-            # that read's. Say so, and look again as a new process would.
+            # that read's. Say so, and look again as a new process would, under the lock: without
+            # it, that look too may land in another writer's rewrite.
             print("stale-empty-view %d" % i, flush=True)
             fresh = persisted(path)
-            found = list(fresh.search(msal.TokenCache.CredentialType.ACCESS_TOKEN, target=[scope]))
+            found = under(lock, lambda: list(fresh.search(msal.TokenCache.CredentialType.ACCESS_TOKEN, target=[scope])))
             if not any(entry["secret"] == "secret-" + scope for entry in found):
                 print("invalid: search did not find %s" % scope, flush=True)
                 sys.exit(1)
             cache = fresh
-        targets_in(path, lock)
+        targets_in(store, lock)
         print("ack %d" % i, flush=True)
         time.sleep(random.uniform(0, pause_ms / 1000))
 
@@ -178,7 +207,12 @@ def hold_lock(path):
 
 
 def main():
-    command, arguments = sys.argv[1], sys.argv[2:]
+    global KEYRING
+    arguments = sys.argv[1:]
+    if arguments[:1] == ["--keyring"]:
+        KEYRING = True
+        arguments = arguments[1:]
+    command, arguments = arguments[0], arguments[1:]
     if command == "lock-kind":
         print("portalocker" if token_cache.CrossPlatLock.__module__.endswith("cache_lock") else "filelock")
     elif command == "account":

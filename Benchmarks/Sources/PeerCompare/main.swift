@@ -13,10 +13,12 @@
 //                                         writes to a STORE group by another process (PeerCompare
 //                                         serve-writer), each followed by a timed first lookup
 //                                         here; prints the nanoseconds
-//   PeerCompare shared-write PATH ACCOUNT PREFIX COUNT PAUSE-MS
-//                                         for SharedCachePeerTests: COUNT writes to the msal-file
-//                                         cache at PATH next to msal-extensions' writers, built
-//                                         for release as an app would be (see sharedWrite)
+//   PeerCompare [--keyring] shared-write PATH ACCOUNT PREFIX COUNT PAUSE-MS
+//                                         for SharedPeerProofs: COUNT writes to the msal-file
+//                                         cache at PATH, or with --keyring to the azure-identity
+//                                         keyring item whose signal file is PATH, next to
+//                                         msal-extensions' writers, built for release as an app
+//                                         would be (see sharedWrite)
 //   PeerCompare spin OP TOKENS N          run one operation N times (for callgrind / perf); OP is
 //                                         hit, accounts, write, signOut, serialize, deserialize
 //                                         (memory group), open or catchUp (file group); open prints each
@@ -265,7 +267,11 @@ func printJSON() {
     print("{\n" + lines.joined(separator: ",\n") + "\n}")
 }
 
-let arguments = CommandLine.arguments
+var arguments = CommandLine.arguments
+// msal_ext_peer.py's option, in the same place, so that a test passes both languages' writers
+// the same arguments.
+let keyring = arguments.count > 2 && arguments[1] == "--keyring" && arguments[2] == "shared-write"
+if keyring { arguments.remove(at: 1) }
 switch arguments.count > 1 ? arguments[1] : "" {
 case "emit" where arguments.count == 4:
     let workload = Workload(accessTokens: Int(arguments[2])!)
@@ -356,7 +362,9 @@ case "serve-read-after-write" where arguments.count == 4:
     }
 case "shared-write" where arguments.count == 7:
     guard let count = Int(arguments[5]), let pause = Int(arguments[6]) else { fatalError("COUNT PAUSE-MS") }
-    try sharedWrite(path: arguments[2], account: arguments[3], prefix: arguments[4], count: count, pauseMilliseconds: pause)
+    try sharedWrite(
+        keyring: keyring, path: arguments[2], account: arguments[3], prefix: arguments[4], count: count,
+        pauseMilliseconds: pause)
 case "serve-writer" where arguments.count == 6:
     // The other process of serve-read-after-write: opens group NAME of STORE under ROOT and, for
     // each line read (a serial number), stores the workload's refresh for the probe user of a
@@ -443,10 +451,12 @@ default:
 /// then stores `count` access tokens with scope `<prefix>-<i>` and secret `secret-<prefix>-<i>`
 /// for the account `msal_ext_peer.py account` prints, printing "ack <i>" once each write's commit
 /// has returned and a lookup found it, with a random pause of up to `pauseMilliseconds` between
-/// writes. The peer test's writers of ours run this release build: a debug build rewrites a
+/// writes. The cache is the msal-file cache at `path`, or with `keyring` the azure-identity item
+/// with its signal file at `path`, with its coordination folder beside `path`, where the tests
+/// keep theirs. The peer tests' writers of ours run this release build: a debug build rewrites a
 /// document of hundreds of tokens many times slower than an app does, and would hold the tools'
 /// lock file long enough to starve msal-extensions.
-func sharedWrite(path: String, account: String, prefix: String, count: Int, pauseMilliseconds: Int) throws {
+func sharedWrite(keyring: Bool, path: String, account: String, prefix: String, count: Int, pauseMilliseconds: Int) throws {
     guard let object = try JSONSerialization.jsonObject(with: Data(account.utf8)) as? [String: Any],
         let clientId = object["client_id"] as? String, let authority = object["authority"] as? String,
         let username = object["username"] as? String, let template = object["response"] as? [String: Any]
@@ -461,7 +471,12 @@ func sharedWrite(path: String, account: String, prefix: String, count: Int, paus
         }
     }
     guard case .object(let fields) = json(template) else { fatalError("the response template is not an object") }
-    var configuration = CacheConfiguration(sharedCache: .file(path: path), lockTimeout: .seconds(30))
+    var sharedCache = MSALSharedCache.file(path: path)
+    if keyring, case .keyring(var item) = try MSALSharedCache.azureIdentity().location {
+        item.signalFile = path
+        sharedCache = .keyring(item)
+    }
+    var configuration = CacheConfiguration(sharedCache: sharedCache, lockTimeout: .seconds(30))
     let folder = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
     configuration.directory = folder + "/stc"
     let cache = try TokenCache(clientId: clientId, group: CacheGroup.open("shared", configuration: configuration))

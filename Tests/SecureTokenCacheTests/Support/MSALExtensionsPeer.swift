@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import SecureTokenCache
+@testable import stc_testhelper
 
 /// Which lock msal-extensions 1.3.1 takes: it uses portalocker's flock when portalocker
 /// imports, else its own `O_EXCL` lock file. Each has its own virtual environment
@@ -111,37 +112,9 @@ final class PeerProcess: @unchecked Sendable {
     }
 }
 
-/// The account `msal_ext_peer.py account` describes, and its token responses: what the engine
-/// stores, so that its tokens and msal-python's are each other's hits.
-struct SharedPeerAccount: Sendable {
-    let clientId: String
-    let authority: String
-    let username: String
-    let template: JSONObject
-    /// What the script printed, as `stc-testhelper shared-write` takes it.
-    let json: String
-
+extension SharedPeerAccount {
+    /// The account `msal_ext_peer.py account` prints with `lock`'s interpreter.
     init(_ lock: ExtensionsLock) throws {
-        json = try lock.run(["account"])
-        guard case .object(let account) = try JSONParser.parse(json),
-            case .string(let clientId)? = account["client_id"], case .string(let authority)? = account["authority"],
-            case .string(let username)? = account["username"], case .object(let template)? = account["response"]
-        else { throw MSALPython.Failure(description: "msal_ext_peer.py account printed something else") }
-        self.clientId = clientId
-        self.authority = authority
-        self.username = username
-        self.template = template
-    }
-
-    /// The account's token response with one access token, `secret`, for `scope`.
-    func response(scope: String, secret: String) throws -> TokenResponse {
-        var fields = template
-        fields["scope"] = .string(scope)
-        fields["access_token"] = .string(secret)
-        return try TokenResponse(fields: fields)
-    }
-
-    func request(scope: String) throws -> TokenRequest {
-        TokenRequest(clientId: clientId, authority: try Authority(authority), scopes: [scope], grantType: "authorization_code")
+        try self.init(json: lock.run(["account"]))
     }
 }
