@@ -122,6 +122,7 @@ struct GroupSoak {
         let final = try processes.start("soak-read", ["\(workers)"]).finish()
         let history = SoakHistory(journals: journals)
         figures.checks = history.check(final: final)
+        for message in figures.checks.failed.prefix(20) { Issue.record(Comment(rawValue: message)) }
         figures.duration = ContinuousClock.now - started
         for journal in journals {
             for event in journal.events {
