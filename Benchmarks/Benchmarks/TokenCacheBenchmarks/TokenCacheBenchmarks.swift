@@ -47,7 +47,7 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark.teardown = { Fixture.discardAll() }
     // The stores over the other tools' documents are measured beside msal-extensions
     // (PeerCompare), whose figures they must be compared with.
-    for kind in BenchmarkStore.allCases where kind != .msalFile && kind != .msalKeyring {
+    for kind in BenchmarkStore.allCases where !kind.isSharedDocument {
         if let reason = kind.unavailability {
             // Not registered, so a run without the store lists nothing rather than failures.
             if firstTimeThisRun("skip-\(kind.rawValue)") {
