@@ -83,9 +83,13 @@ public final class CacheGroup: Sendable {
     }
 
     /// Seconds since the Unix epoch, from the system clock.
+    ///
+    /// The coarse clock: expiry is judged in whole seconds with a margin of minutes, and the
+    /// coarse clock is a read of a word the kernel keeps, where the precise one reads the
+    /// hardware clock on every lookup.
     static let systemClock: @Sendable () -> Int64 = {
         var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
+        clock_gettime(CLOCK_REALTIME_COARSE, &now)
         return Int64(now.tv_sec)
     }
 

@@ -85,20 +85,22 @@ public final class TokenCache: Sendable {
         authority: Authority? = nil,
         tokenType: String = "Bearer"
     ) throws -> CachedAccessToken? {
-        let snapshot = try group.snapshot()
+        // The remembered answer is checked against the group's generation before any snapshot
+        // is taken: a group at the same generation holds what it held when the answer was found.
+        let generation = group.generation
         let now = group.clock()
-        let cursor = snapshot.cursor
         let remembered = lastHit.withLock { hit -> AccessToken? in
-            guard hit?.answers(cursor, scopes, account, authority, tokenType) == true else { return nil }
+            guard hit?.answers(generation, scopes, account, authority, tokenType) == true else { return nil }
             return hit?.token
         }
         if let remembered, !remembered.isExpired(at: now) {
             return CachedAccessToken(token: remembered, shouldRefresh: remembered.shouldRefresh(at: now))
         }
+        let snapshot = try group.snapshot()
         let found = lookUp(snapshot.index, scopes: scopes, account: account, authority: authority, tokenType: tokenType, now: now)
         if let found {
             let hit = LastHit(
-                cursor: cursor, scopes: scopes, homeAccount: account.homeAccountId.normalised,
+                generation: snapshot.cursor.generation, scopes: scopes, homeAccount: account.homeAccountId.normalised,
                 environment: account.environment.group, realm: account.realm, authority: authority?.url,
                 tokenType: tokenType, token: found.token)
             lastHit.withLock { $0 = hit }
@@ -109,11 +111,12 @@ public final class TokenCache: Sendable {
     /// The last access token this cache answered with, and the question it answered.
     ///
     /// Apps ask for the same token over and over (before every API call). The answer depends
-    /// only on the group's contents, which the store cursor identifies, the question and the
-    /// clock; and as time passes the set of unexpired tokens only shrinks, so the remembered
-    /// token (the longest-lived match) stays the answer for as long as it is unexpired itself.
+    /// only on the group's contents, which the generation identifies (every commit of any
+    /// process bumps it), the question and the clock; and as time passes the set of unexpired
+    /// tokens only shrinks, so the remembered token (the longest-lived match) stays the answer
+    /// for as long as it is unexpired itself.
     struct LastHit: Sendable {
-        let cursor: StoreCursor
+        let generation: UInt64
         let scopes: Scopes
         /// What of the account and authority the lookup reads (an authority is its URL).
         let homeAccount: String
@@ -123,11 +126,11 @@ public final class TokenCache: Sendable {
         let tokenType: String
         let token: AccessToken
 
-        /// Whether this is the answer to that question on a group at `cursor`.
-        func answers(_ cursor: StoreCursor, _ scopes: Scopes, _ account: Account, _ authority: Authority?, _ tokenType: String)
+        /// Whether this is the answer to that question on a group at `generation`.
+        func answers(_ generation: UInt64, _ scopes: Scopes, _ account: Account, _ authority: Authority?, _ tokenType: String)
             -> Bool
         {
-            self.cursor == cursor && self.tokenType == tokenType && self.authority == authority?.url
+            self.generation == generation && self.tokenType == tokenType && self.authority == authority?.url
                 && homeAccount == account.homeAccountId.normalised && environment == account.environment.group
                 && realm == account.realm && self.scopes == scopes
         }
