@@ -124,6 +124,19 @@ enum JSONOutline {
         return unique
     }
 
+    /// How many bytes from `a` and `b` are the same, up to `limit`: memory compared in blocks,
+    /// then byte by byte in the block that differs.
+    static func commonLength(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, _ limit: Int) -> Int {
+        var offset = 0
+        var block = 4096
+        while block >= 16 {
+            while offset + block <= limit, memcmp(a + offset, b + offset, block) == 0 { offset += block }
+            block /= 16
+        }
+        while offset < limit, a[offset] == b[offset] { offset += 1 }
+        return offset
+    }
+
     private struct Scanner {
         let bytes: UnsafeBufferPointer<UInt8>
         var position: Int
@@ -237,7 +250,12 @@ enum JSONOutline {
                 skipWhitespace()
                 // A member whose value is outlined too is compared entry by entry there, not
                 // first as a whole: a changed one would be compared twice up to its change.
-                if expected < earlier.count, !taken[expected], inner?(earlier[expected].key) == nil,
+                if inner == nil, expected < earlier.count, !taken[expected],
+                    let run = recognizeRun(from: expected, of: earlier, in: earlierBytes, taken: taken, into: &comparison)
+                {
+                    for index in expected..<run { taken[index] = true }
+                    expected = run
+                } else if expected < earlier.count, !taken[expected], inner?(earlier[expected].key) == nil,
                     let same = recognize(earlier[expected], in: earlierBytes)
                 {
                     taken[expected] = true
@@ -272,6 +290,52 @@ enum JSONOutline {
                 }
                 guard try endOfMember() else { return comparison }
             }
+        }
+
+        /// The earlier members from `first` on that follow one another unchanged from `position`,
+        /// appended to `comparison` as matches, leaving `position` after the last; returns the
+        /// index after the last, or `nil` (with `position` unmoved) when `first` differs.
+        ///
+        /// A document another program rewrote with one entry changed is the same bytes as before
+        /// up to that entry and from the entry after it: the bytes are compared as one span, and
+        /// each member inside it costs only its new position, not a comparison of its own.
+        mutating func recognizeRun(
+            from first: Int, of earlier: [Member], in earlierBytes: UnsafeBufferPointer<UInt8>, taken: [Bool],
+            into comparison: inout Comparison
+        ) -> Int? {
+            let earlierStart = earlier[first].start
+            let common = JSONOutline.commonLength(
+                bytes.baseAddress! + position, earlierBytes.baseAddress! + earlierStart,
+                min(end - position, earlierBytes.count - earlierStart))
+            let shift = position - earlierStart
+            var next = first
+            while next < earlier.count, !taken[next], earlier[next].value.upperBound - earlierStart <= common {
+                next += 1
+            }
+            // The last member of the run must end where the earlier one did: a number or a
+            // literal could go on past the common bytes.
+            while next > first {
+                let after = earlier[next - 1].value.upperBound + shift
+                if after >= end || Self.ends(bytes[after]) || after - position < common { break }
+                switch earlierBytes[earlier[next - 1].value.upperBound - 1] {
+                case UInt8(ascii: "\""), UInt8(ascii: "}"), UInt8(ascii: "]"): break
+                default:
+                    next -= 1
+                    continue
+                }
+                break
+            }
+            guard next > first else { return nil }
+            for index in first..<next {
+                let member = earlier[index]
+                comparison.members.append(
+                    Member(
+                        key: member.key, start: member.start + shift,
+                        value: (member.value.lowerBound + shift)..<(member.value.upperBound + shift)))
+                comparison.matches.append(Match(earlier: index, unchanged: true))
+            }
+            position = earlier[next - 1].value.upperBound + shift
+            return next
         }
 
         /// `earlier` moved to `position`, when the bytes there are its bytes, leaving `position`
