@@ -182,8 +182,11 @@ struct SharedPeerProofs {
         // Faster, the eight writers together ask for the lock file more than it can be free, and
         // msal-extensions, which looks for a free moment every 250 ms, waits out its 5 s: it then
         // gives up (without portalocker) or goes on without the lock file (with portalocker),
-        // which loses writes even among msal-extensions processes alone.
-        let pauseMilliseconds = "2000"
+        // which loses writes even among msal-extensions processes alone. msal-extensions holds
+        // the lock through a whole keyring write, which gnome-keyring makes slow when the machine
+        // is busy: on the keyring the writers pause longer, so that its own writers alone do not
+        // fill the lock file's time.
+        let pauseMilliseconds = medium == .keyring ? "3000" : "2000"
         var writers: [(prefix: String, process: PeerProcess)] = []
         defer { for writer in writers { writer.process.end() } }
         for index in 0..<4 {
