@@ -1,6 +1,6 @@
 import SecureTokenCache
 
-/// README.md, "Using the library".
+/// README.md, the quick start for a desktop app or a command-line tool.
 func readme(responseBytes: [UInt8]) throws {
     let group = try CacheGroup.open()  // com.microsoft.identity.universalstorage
     let cache = try TokenCache(clientId: "11111111-aaaa-4bbb-8ccc-000000000001", group: group)
@@ -20,7 +20,7 @@ func readme(responseBytes: [UInt8]) throws {
     }
 }
 
-/// README.md, silent acquisition.
+/// README.md, the same quick start: silent acquisition.
 func readmeSilent(cache: TokenCache, account: Account) async throws {
     let result = try await cache.acquireTokenSilently(
         scopes: ["User.Read"], account: account,
@@ -28,6 +28,24 @@ func readmeSilent(cache: TokenCache, account: Account) async throws {
     // Throws TokenCacheError .interactionRequired (with the server's error, suberror and
     // correlation id) when the user must sign in again.
     use(result.accessToken)
+}
+
+/// README.md, the quick start for a service or a daemon without a keyring.
+func readmeServer() async throws {
+    // No desktop session, so no Secret Service: the encrypted file store, with its key in a
+    // 0600 key file kept apart from the data (made with the group if it does not exist yet).
+    let configuration = CacheConfiguration(
+        store: .file, directory: "/var/lib/contoso/tokens",
+        keySource: .keyFile(path: "/etc/contoso/token-cache.key"))
+    // Or a passphrase that the service manager puts in the environment, stretched with Argon2id:
+    // keySource: .passphraseFromEnvironment(variable: "CONTOSO_CACHE_PASSPHRASE")
+    let group = try CacheGroup.open("com.contoso.daemon", configuration: configuration)
+    let cache = try TokenCache(clientId: "11111111-aaaa-4bbb-8ccc-000000000001", group: group)
+
+    // The user signed in once (with the device-code flow, or a `cachetool import`); every run after:
+    guard let account = try cache.accounts().first else { return }
+    let result = try await cache.acquireTokenSilently(scopes: ["User.Read"], account: account)
+    send(authorization: "\(result.tokenType) \(result.accessToken)")
 }
 
 /// README.md, "Sharing sign-in with Azure CLI and the Azure SDKs": the same code as
