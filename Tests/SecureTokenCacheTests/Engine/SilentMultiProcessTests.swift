@@ -47,13 +47,9 @@ import Testing
         process.standardOutput = output
         process.standardError = output
         process.standardInput = FileHandle.nullDevice
-        return try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { finished in
-                let data = output.fileHandleForReading.readDataToEndOfFile()
-                continuation.resume(returning: (finished.terminationStatus, String(decoding: data, as: UTF8.self)))
-            }
-            do { try process.run() } catch { continuation.resume(throwing: error) }
-        }
+        try process.run()
+        let (status, data) = await process.exit(readingToEndOf: output.fileHandleForReading)
+        return (status, String(decoding: data, as: UTF8.self))
     }
 
     static func fingerprint(_ output: String) -> String? {

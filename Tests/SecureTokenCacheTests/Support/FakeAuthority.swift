@@ -55,6 +55,7 @@ final class FakeAuthority: Sendable {
         // to `process` would not reach.
         try? input.fileHandleForWriting.close()
         if process.isRunning { process.terminate() }
+        process.waitUntilExit()
     }
 
     var base: String { "http://127.0.0.1:\(port)" }
