@@ -57,3 +57,19 @@ func docTokenCacheError() {
         }
     } catch {}
 }
+
+/// ``TokenCache/appToken(for:authority:)`` and ``TokenCache/storeAppToken(_:for:)``.
+func docAppToken(cache: TokenCache, tenantId: String) async throws {
+    let authority = try Authority("https://login.microsoftonline.com/\(tenantId)")
+    let scopes: Scopes = ["https://graph.microsoft.com/.default"]
+    if let cached = try cache.appToken(for: scopes, authority: authority), !cached.shouldRefresh {
+        send(authorization: "Bearer \(cached.token.secret)")
+    } else {
+        let answer = try await redeemClientCredentials(scopes: scopes, authority: authority)
+        let request = TokenRequest(
+            clientId: cache.clientId, authority: authority, scopes: scopes,
+            grantType: TokenCache.clientCredentialsGrant)
+        let stored = try cache.storeAppToken(try TokenResponse(json: answer), for: request)
+        send(authorization: "Bearer \(stored.secret)")
+    }
+}

@@ -18,9 +18,15 @@ struct EntryView {
         "ID", "KIND", "ACCOUNT", "CLIENT", "REALM", "ENVIRONMENT", "SCOPES", "EXPIRES IN", "FAMILY", "SECRET",
     ]
 
+    /// The ACCOUNT cell: the user's name, or `(app)` for an app-only access token (client
+    /// credentials), which belongs to no user.
+    var accountText: String {
+        entry.kind == .accessToken && entry.homeAccountId == nil ? "(app)" : entry.username ?? ""
+    }
+
     var entryCells: [String] {
         [
-            entry.id, entry.kind.rawValue, entry.username ?? "", entry.clientId ?? "", entry.realm ?? "", entry.environment,
+            entry.id, entry.kind.rawValue, accountText, entry.clientId ?? "", entry.realm ?? "", entry.environment,
             scopesText, expiresInText, entry.familyId ?? "", entry.secretFingerprint ?? "",
         ]
     }

@@ -11,7 +11,9 @@ struct ListCommand: ParsableCommand {
             and tenant): username, home account id, environment, realm and authority type. \
             `list tokens` shows access, refresh and id tokens: kind, account username, client \
             id, realm, environment, scopes, time until expiry, FOCI family, and the secret as an \
-            8-digit fingerprint (the secret itself is never printed; see `show --reveal`). \
+            8-digit fingerprint (the secret itself is never printed; see `show --reveal`). An \
+            app-only token (client credentials) has no account: its ACCOUNT is "(app)" \
+            (`null` with --json). \
             `list apps` shows the per-client app metadata; `list all` shows every entry.
 
             The ID column names an entry for `cachetool show`. --client and --account narrow \

@@ -189,6 +189,32 @@ import Testing
         #expect(family.contains { $0["kind"] as? String == "RefreshToken" && $0["familyId"] as? String == "1" })
     }
 
+    /// An app-only token (client credentials) belongs to no user: `(app)` in the table, `null`
+    /// in JSON.
+    @Test func anAppOnlyTokenListsAsAppInTheAccountColumn() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("stc-app-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let key =
+            "-login.microsoftonline.com-accesstoken-55555555-aaaa-4bbb-8ccc-000000000005-72f988bf-86f1-41af-91ab-2d7cd011db47-https://graph.microsoft.com/.default"
+        let cache = """
+            {"AccessToken": {"\(key)": {"credential_type": "AccessToken", "secret": "at-app", "home_account_id": null,
+            "environment": "login.microsoftonline.com", "client_id": "55555555-aaaa-4bbb-8ccc-000000000005",
+            "target": "https://graph.microsoft.com/.default", "realm": "72f988bf-86f1-41af-91ab-2d7cd011db47",
+            "token_type": "Bearer", "cached_at": "1700000000", "expires_on": "1700003599", "extended_expires_on": "1700003599"}}}
+            """
+        try Data(cache.utf8).write(to: file)
+        let human = try Cachetool.run(["list", "tokens", "--from", file.path])
+        #expect(human.status == 0, "\(human)")
+        let rows = Self.rows(human.stdout)
+        #expect(rows.count == 1)
+        #expect(rows.first?["ACCOUNT"] == "(app)")
+        #expect(rows.first?["SCOPES"] == "https://graph.microsoft.com/.default")
+        let json = try #require(try Cachetool.run(["list", "tokens", "--from", file.path, "--json"]).json() as? [[String: Any]])
+        #expect(json.count == 1)
+        #expect(json.first?["account"] is NSNull)
+        #expect(json.first?["homeAccountId"] is NSNull)
+    }
+
     @Test func listOfAnUnknownAccountExitsThree() throws {
         let file = TestFiles.vector("v1_single_account").path
         expectFailure(try Cachetool.run(["list", "tokens", "--from", file, "--account", "nobody@example.com"]), status: 3)

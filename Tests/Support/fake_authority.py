@@ -3,7 +3,11 @@
 
 Speaks just enough of the Microsoft identity platform's v2.0 token endpoint:
 
-  POST /<tenant>/oauth2/v2.0/token   grant_type=refresh_token (RFC 6749 section 6)
+  POST /<tenant>/oauth2/v2.0/token   grant_type=refresh_token (RFC 6749 section 6);
+                                     grant_type=client_credentials (section 4.4) with any
+                                     client secret: an app-only token for the tenant, no
+                                     refresh or id token, as Entra ID answers it (a
+                                     common/organizations/consumers tenant gets 400)
   POST /<tenant>/oauth2/token         the v1 (ADAL) endpoint: grant_type=password (username,
                                      resource) signs a user in, grant_type=refresh_token
                                      with a resource redeems; answers carry "resource" and
@@ -150,6 +154,21 @@ class Authority:
             body["foci"] = "1"
         return body
 
+    def issue_app(self, tenant, behaviour):
+        """(status, body) for a client_credentials grant: an app-only token for one tenant."""
+        if tenant in ("common", "organizations", "consumers"):
+            return 400, error("invalid_request", None,
+                              "AADSTS700016: client credentials need a tenant-specific endpoint")
+        with self.lock:
+            self.serial += 1
+            serial = self.serial
+        expires_in = int(behaviour.get("expires_in", 3599))
+        body = {"token_type": "Bearer", "expires_in": expires_in, "ext_expires_in": expires_in,
+                "access_token": f"at-app-{serial}-" + secrets.token_urlsafe(16)}
+        if "refresh_in" in behaviour:
+            body["refresh_in"] = int(behaviour["refresh_in"])
+        return 200, body
+
     def redeem(self, form, behaviour, resource=None):
         """(status, body) for a refresh_token grant (a v1 one when `resource` is given)."""
         client = form.get("client_id", "").lower()
@@ -262,6 +281,8 @@ class Handler(BaseHTTPRequestHandler):
                 user = a.user(form.get("username", ""), tenant)
                 resource = form.get("resource", "")
                 return self.send_json(200, a.issue(form.get("client_id", ""), user, resource + "/.default", behaviour, resource))
+            if grant == "client_credentials" and not v1:
+                return self.send_json(*a.issue_app(path.strip("/").split("/")[-4].lower(), behaviour))
             if grant != "refresh_token":
                 return self.send_json(400, error("unsupported_grant_type", None, "only refresh_token grants here"))
             if mode == "500":

@@ -197,7 +197,8 @@ public final class TokenCache: Sendable {
     ///
     /// Only the entries the response changes are written: the account a refresh names again
     /// is left as it is, and a response already stored commits nothing (no generation bump for
-    /// other processes to catch up on, no keyring write).
+    /// other processes to catch up on, no keyring write). A client-credentials response (grant
+    /// type ``clientCredentialsGrant``) is checked and stored as ``storeAppToken(_:for:)`` does.
     ///
     /// ```swift
     /// let request = TokenRequest(
@@ -213,12 +214,14 @@ public final class TokenCache: Sendable {
     ///     in and current for this client.
     /// - Returns: the access token as stored.
     /// - Throws: ``TokenCacheError``: `.invalidArgument` when the request is another client's
-    ///   (nothing is stored), and the store's errors (`.lockTimeout`, `.diskFull`, ...).
+    ///   (nothing is stored), what ``storeAppToken(_:for:)`` throws for a client-credentials
+    ///   response, and the store's errors (`.lockTimeout`, `.diskFull`, ...).
     @discardableResult
     public func store(_ response: TokenResponse, for request: TokenRequest, signIn: Bool = true) throws -> AccessToken {
         guard request.clientId.lowercased() == client else {
             throw TokenCacheError(.invalidArgument, "the request is for another client id than this TokenCache's")
         }
+        if request.grantType == Self.clientCredentialsGrant { return try storeChecked(response, forApp: request) }
         let ingest = try Ingest(response: response, request: request, now: group.clock())
         return try group.write { transaction in ingest.apply(to: &transaction, signIn: signIn) }
     }

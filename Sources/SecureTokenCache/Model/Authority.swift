@@ -47,6 +47,23 @@ public struct Authority: Sendable, Hashable, CustomStringConvertible {
         try! self.init("https://\(host)/\(tenant)")
     }
 
+    /// Whether `tenant` is a tenant id: a GUID in its 8-4-4-4-12 hex form.
+    static func isTenantId(_ tenant: String) -> Bool {
+        let utf8 = Array(tenant.utf8)
+        guard utf8.count == 36 else { return false }
+        for (position, byte) in utf8.enumerated() {
+            if position == 8 || position == 13 || position == 18 || position == 23 {
+                guard byte == UInt8(ascii: "-") else { return false }
+            } else {
+                guard
+                    (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+                        || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte | 0x20)
+                else { return false }
+            }
+        }
+        return true
+    }
+
     /// Whether the tenant is `common`, `organizations` or `consumers`.
     public var isMultiTenant: Bool { Self.multiTenantAliases.contains(tenant) }
 

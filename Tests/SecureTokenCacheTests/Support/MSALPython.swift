@@ -241,9 +241,11 @@ extension MSALPython.Lookup {
         switch kind {
         case "accounts":
             return (nil, try cache.accounts().map(\.username).sorted())
+        case "client" where ext_cache_key == nil:
+            return (try cache.appToken(for: Scopes(scopes ?? []), authority: authority)?.token.secret, nil)
         case "client":
-            // App-only tokens (home_account_id null) have no account: ask the index for the
-            // bucket msal-python's query names (client, cloud, tenant, ext_cache_key).
+            // An extended cache key (fmi_path) has no API yet: ask the index for the bucket
+            // msal-python's query names (client, cloud, tenant, ext_cache_key).
             let bucket = AccessTokenBucket(
                 account: "", environment: authority.environment.group, realm: authority.tenant, client: client_id.lowercased(),
                 tokenType: "bearer", extCacheKey: ext_cache_key ?? "")

@@ -1,0 +1,151 @@
+import HashTreeCollections
+
+/// App-only access tokens: what a daemon or a web API gets with its own credentials (the OAuth
+/// client-credentials grant), one set per tenant and resource, with no user and no account.
+///
+/// They are filed like a user's tokens, under an empty account: `home_account_id` JSON `null`
+/// (msal-python), `""` (msal-node) and a missing member (.NET, Go, Java) all mean an app token.
+extension TokenCache {
+    /// The grant type of an app-only token request.
+    public static let clientCredentialsGrant = "client_credentials"
+
+    /// The cached app-only access token for `scopes` in `authority`'s tenant, or `nil`.
+    ///
+    /// ```swift
+    /// let authority = try Authority("https://login.microsoftonline.com/\(tenantId)")
+    /// let scopes: Scopes = ["https://graph.microsoft.com/.default"]
+    /// if let cached = try cache.appToken(for: scopes, authority: authority), !cached.shouldRefresh {
+    ///     send(authorization: "Bearer \(cached.token.secret)")
+    /// } else {
+    ///     let answer = try await redeemClientCredentials(scopes: scopes, authority: authority)
+    ///     let request = TokenRequest(
+    ///         clientId: cache.clientId, authority: authority, scopes: scopes,
+    ///         grantType: TokenCache.clientCredentialsGrant)
+    ///     let stored = try cache.storeAppToken(try TokenResponse(json: answer), for: request)
+    ///     send(authorization: "Bearer \(stored.secret)")
+    /// }
+    /// ```
+    ///
+    /// Finds the app tokens every MSAL SDK writes, under any alias of the authority's cloud
+    /// (.NET and msal-node write `login.windows.net`). A token within 300 s of expiry counts as
+    /// expired; ``CachedAccessToken/shouldRefresh`` says that `refresh_on` has passed (the token
+    /// is still valid: serve it if renewing fails, as msal-python does). Among several matches
+    /// the one that lives longest wins.
+    ///
+    /// Scopes match as for user tokens: case-insensitively, as a subset of the token's. msal-python
+    /// compares case-sensitively, so an app that asks for `API://Resource/.default` finds here a
+    /// token msal-python stored for `api://resource/.default`, where msal-python would not. A token
+    /// stored with an extended cache key (msal-python's `fmi_path`) answers no lookup here.
+    ///
+    /// - Parameters:
+    ///   - scopes: the resource's scopes, usually one `<resource>/.default`.
+    ///   - authority: the cloud and the tenant. The tenant must be a tenant id (a GUID) or a
+    ///     domain name the group has already resolved to one; the multi-tenant aliases
+    ///     (`common`, `organizations`, `consumers`) name no tenant an app token can be for.
+    /// - Returns: the token, or `nil` when none is valid for 300 s more.
+    /// - Throws: ``TokenCacheError``: `.invalidArgument` for empty scopes or a tenant that is
+    ///   neither a tenant id nor a known domain; the store's errors when catching up with other
+    ///   processes' writes.
+    public func appToken(for scopes: Scopes, authority: Authority) throws -> CachedAccessToken? {
+        try Self.checkAppScopes(scopes)
+        let snapshot = try group.snapshot()
+        let realm = try Self.appRealm(of: authority, in: snapshot.index)
+        let now = group.clock()
+        let found = snapshot.index.accessToken(
+            in: appBucket(environment: authority.environment, realm: realm), scopes: scopes, now: now)
+        return found.map { CachedAccessToken(token: $0, shouldRefresh: $0.shouldRefresh(at: now)) }
+    }
+
+    /// Stores a client-credentials response (an app-only token) in one transaction.
+    ///
+    /// The entry is what msal-python 1.39.0 writes for the same response: `home_account_id`
+    /// `null`, `token_type`, `extended_expires_on`, `refresh_on` when the response has
+    /// `refresh_in`, and the client's app metadata; an export of it is byte-identical to
+    /// msal-python's `serialize()`. Tokens of the same tenant whose scopes intersect the new
+    /// one's are replaced.
+    ///
+    /// - Parameters:
+    ///   - response: the token endpoint's answer to the client-credentials request.
+    ///   - request: the request: this cache's client id, grant type
+    ///     ``clientCredentialsGrant``, and an authority whose tenant
+    ///     ``appToken(for:authority:)`` accepts (a tenant id, or a domain the group knows; the
+    ///     token is filed under the tenant id).
+    /// - Returns: the access token as stored.
+    /// - Throws: ``TokenCacheError``, and nothing is stored: `.invalidArgument` for another
+    ///   client's request, another grant type, empty scopes or a tenant that is neither a tenant
+    ///   id nor a known domain; `.malformedResponse` for a response without `expires_in` or with
+    ///   a refresh token, an id token or `client_info` (those belong to a user); and the store's
+    ///   errors (`.lockTimeout`, `.diskFull`, ...).
+    @discardableResult
+    public func storeAppToken(_ response: TokenResponse, for request: TokenRequest) throws -> AccessToken {
+        guard request.clientId.lowercased() == client else {
+            throw TokenCacheError(.invalidArgument, "the request is for another client id than this TokenCache's")
+        }
+        guard request.grantType == Self.clientCredentialsGrant else {
+            throw TokenCacheError(
+                .invalidArgument,
+                "storeAppToken(_:for:) stores client-credentials responses (grant type \"client_credentials\"); "
+                    + "store a user's token with store(_:for:signIn:)")
+        }
+        return try storeChecked(response, forApp: request)
+    }
+
+    /// ``storeAppToken(_:for:)`` for a request already known to be this client's and a
+    /// client-credentials one (``store(_:for:signIn:)`` sends those here).
+    func storeChecked(_ response: TokenResponse, forApp request: TokenRequest) throws -> AccessToken {
+        try Self.checkAppScopes(request.scopes)
+        guard response.expiresIn != nil else {
+            throw TokenCacheError(
+                .malformedResponse, "the client-credentials response has no expires_in; nothing was stored")
+        }
+        guard response.refreshToken == nil, response.idToken == nil, response.clientInfo == nil else {
+            throw TokenCacheError(
+                .malformedResponse,
+                "the client-credentials response carries a refresh token, an id token or client_info, which belong to a user; "
+                    + "nothing was stored")
+        }
+        let now = group.clock()
+        return try group.write { transaction in
+            let realm = try Self.appRealm(of: request.authority, in: transaction.index)
+            var filed = request
+            if realm != request.authority.tenant {
+                // A known domain: file the token under its tenant id, where lookups through the
+                // tenant id or the domain both find it.
+                filed.authority = try Authority("\(request.authority.base)/\(realm)")
+            }
+            return try Ingest(response: response, request: filed, now: now).apply(to: &transaction, signIn: false)
+        }
+    }
+
+    /// Where the app tokens of this client in one cloud and tenant are filed.
+    func appBucket(environment: Environment, realm: String) -> AccessTokenBucket {
+        AccessTokenBucket(
+            account: .empty, environment: environment.groupKey, realm: HashedString(realm), client: clientKey, tokenType: .bearer,
+            extCacheKey: .empty)
+    }
+
+    /// Rejects a request that names no scope: every client-credentials request names its
+    /// resource's, and an empty set would match any token of the tenant.
+    static func checkAppScopes(_ scopes: Scopes) throws {
+        guard !scopes.isEmptyForMatching else {
+            throw TokenCacheError(
+                .invalidArgument, "an app token needs the resource's scopes, such as https://graph.microsoft.com/.default")
+        }
+    }
+
+    /// The tenant id app tokens of `authority` are filed under: its tenant when that is a tenant
+    /// id, the tenant id a domain name stands for when the group knows it.
+    static func appRealm(of authority: Authority, in index: Index) throws -> String {
+        let tenant = authority.tenant
+        if Authority.isTenantId(tenant) { return tenant }
+        if let known = index.tenantAliases[tenant] { return known }
+        if authority.isMultiTenant {
+            throw TokenCacheError(
+                .invalidArgument,
+                "an app token is for one tenant, and \"\(tenant)\" names none: use the tenant id (a GUID) in the authority")
+        }
+        throw TokenCacheError(
+            .invalidArgument,
+            "the authority's tenant is neither a tenant id (a GUID) nor a domain this group knows: use the tenant id")
+    }
+}
