@@ -9,16 +9,53 @@ import Glibc
 /// commas, nesting) but not the values inside: whoever uses a value's bytes parses them with
 /// ``JSONParser`` first, or compares them with bytes that were parsed before.
 enum JSONOutline {
-    /// One member: its key and where its bytes are.
+    /// One member: where its key and its value are.
+    ///
+    /// A member holds no string of its own: an outline of thousands of entries is then one block
+    /// of plain numbers, which a reader copies, moves and drops without touching each entry. The
+    /// key is read from the document's bytes when it is needed (``name(in:)``).
     struct Member {
-        var key: String
-        /// Where the member starts: its key's opening quote.
-        var start: Int
+        /// Where the key's characters are, between its quotes.
+        var key: Range<Int>
         /// Where its value's bytes are.
         var value: Range<Int>
+        /// Whether the key is plain ASCII without escapes (every MSAL key), so that its bytes
+        /// are its characters.
+        var plainKey: Bool
 
+        /// Where the member starts: its key's opening quote.
+        var start: Int { key.lowerBound - 1 }
         /// The member's bytes, from its key to the end of its value.
         var bytes: Range<Int> { start..<value.upperBound }
+
+        /// The member with its bytes `shift` bytes further into the document.
+        func moved(by shift: Int) -> Member {
+            Member(
+                key: (key.lowerBound + shift)..<(key.upperBound + shift),
+                value: (value.lowerBound + shift)..<(value.upperBound + shift), plainKey: plainKey)
+        }
+
+        /// The key, read from `bytes`, the document the member was outlined in.
+        func name(in bytes: UnsafeBufferPointer<UInt8>) -> String {
+            if plainKey { return String(decoding: UnsafeBufferPointer(rebasing: bytes[key]), as: UTF8.self) }
+            // The scan that found the key parsed it, so this parse does not fail; the bytes as
+            // they are keep the function total all the same.
+            let quoted = UnsafeBufferPointer(rebasing: bytes[start..<(key.upperBound + 1)])
+            guard case .string(let name)? = try? JSONParser.parse(quoted) else {
+                return String(decoding: UnsafeBufferPointer(rebasing: bytes[key]), as: UTF8.self)
+            }
+            return name
+        }
+
+        /// The key, read from `bytes`, the document the member was outlined in.
+        func name(in bytes: [UInt8]) -> String { bytes.withUnsafeBufferPointer { name(in: $0) } }
+
+        /// Whether the member's key, in `bytes`, is `other`'s, in `otherBytes`.
+        func hasKey(of other: Member, in bytes: UnsafeBufferPointer<UInt8>, _ otherBytes: UnsafeBufferPointer<UInt8>) -> Bool {
+            guard plainKey, other.plainKey else { return name(in: bytes) == other.name(in: otherBytes) }
+            return key.count == other.key.count
+                && memcmp(bytes.baseAddress! + key.lowerBound, otherBytes.baseAddress! + other.key.lowerBound, key.count) == 0
+        }
     }
 
     /// How a member compares with the members of an earlier version of its object.
@@ -94,9 +131,9 @@ enum JSONOutline {
         // A repeated key: the plain outline, which reads it as a whole parse does, matched by key.
         guard let members = try members(of: bytes, in: range) else { return nil }
         var positions: [String: Int] = [:]
-        for (position, member) in earlier.enumerated() { positions[member.key] = position }
+        for (position, member) in earlier.enumerated() { positions[member.name(in: earlierBytes)] = position }
         let matches = members.map { member in
-            let position = positions[member.key]
+            let position = positions[member.name(in: bytes)]
             return Match(
                 earlier: position,
                 unchanged: position.map { bytes[member.bytes].elementsEqual(earlierBytes[earlier[$0].bytes]) } ?? false)
@@ -113,11 +150,12 @@ enum JSONOutline {
         var unique: [Member] = []
         unique.reserveCapacity(members.count)
         for member in members {
-            if let existing = position[member.key] {
+            let name = member.name(in: bytes)
+            if let existing = position[name] {
                 _ = try JSONParser.parse(UnsafeBufferPointer(rebasing: bytes[unique[existing].value]))
                 unique[existing].value = member.value
             } else {
-                position[member.key] = unique.count
+                position[name] = unique.count
                 unique.append(member)
             }
         }
@@ -190,15 +228,15 @@ enum JSONOutline {
         mutating func member(
             inner: ((String) -> [Member]?)? = nil, in earlierBytes: UnsafeBufferPointer<UInt8>? = nil
         ) throws -> (member: Member, inner: Comparison?, asBefore: Bool) {
-            let start = position
-            let key = try keyString()
+            let key = try self.key()
             skipWhitespace()
             try expect(UInt8(ascii: ":"), "':' after a key")
             skipWhitespace()
             let valueStart = position
+            var member = Member(key: key.range, value: valueStart..<valueStart, plainKey: key.plain)
             var outline: Comparison?
             var asBefore = false
-            if let earlierBytes, peek() == UInt8(ascii: "{"), let earlier = inner?(key) {
+            if let earlierBytes, peek() == UInt8(ascii: "{"), let inner, let earlier = inner(member.name(in: bytes)) {
                 depth += 1
                 outline = try object(comparedWith: earlier, in: earlierBytes, inner: nil)
                 depth -= 1
@@ -213,7 +251,8 @@ enum JSONOutline {
                 }
             }
             if outline == nil { try skipValue() }
-            return (Member(key: key, start: start, value: valueStart..<position), outline, asBefore)
+            member.value = valueStart..<position
+            return (member, outline, asBefore)
         }
 
         /// Moves past what follows a member: `true` after a comma, `false` after the object's `}`.
@@ -245,35 +284,32 @@ enum JSONOutline {
             // The earlier members by key, made only when a member is not where it was.
             var positions: [String: Int]?
             var newKeys = Set<String>()
+            // The earlier members whose values `inner` outlines: each is compared entry by entry
+            // there, never first as part of a run, where a changed one would be compared twice up
+            // to its change.
+            let outlined = inner.map { inner in earlier.map { inner($0.name(in: earlierBytes)) != nil } }
             var expected = 0
             while true {
                 skipWhitespace()
-                // A member whose value is outlined too is compared entry by entry there, not
-                // first as a whole: a changed one would be compared twice up to its change.
-                if inner == nil, expected < earlier.count, !taken[expected],
-                    let run = recognizeRun(from: expected, of: earlier, in: earlierBytes, taken: taken, into: &comparison)
+                if expected < earlier.count, !taken[expected], outlined?[expected] != true,
+                    let run = recognizeRun(
+                        from: expected, of: earlier, in: earlierBytes, taken: taken, outlined: outlined, into: &comparison)
                 {
                     for index in expected..<run { taken[index] = true }
                     expected = run
-                } else if expected < earlier.count, !taken[expected], inner?(earlier[expected].key) == nil,
-                    let same = recognize(earlier[expected], in: earlierBytes)
-                {
-                    taken[expected] = true
-                    comparison.members.append(same)
-                    comparison.matches.append(Match(earlier: expected, unchanged: true))
-                    expected += 1
                 } else {
                     let (member, outline, asBefore) = try member(inner: inner, in: earlierBytes)
                     if let outline { comparison.inner[comparison.members.count] = outline }
                     var position: Int?
-                    if expected < earlier.count, earlier[expected].key == member.key {
+                    if expected < earlier.count, member.hasKey(of: earlier[expected], in: bytes, earlierBytes) {
                         position = expected
                     } else if !earlier.isEmpty {
                         if positions == nil {
                             positions = Dictionary(
-                                earlier.enumerated().map { ($1.key, $0) }, uniquingKeysWith: { first, _ in first })
+                                earlier.enumerated().map { ($1.name(in: earlierBytes), $0) },
+                                uniquingKeysWith: { first, _ in first })
                         }
-                        position = positions![member.key]
+                        position = positions![member.name(in: bytes)]
                     }
                     if let position {
                         guard !taken[position] else { return nil }
@@ -283,7 +319,7 @@ enum JSONOutline {
                         comparison.matches.append(Match(earlier: position, unchanged: unchanged))
                         expected = position + 1
                     } else {
-                        guard newKeys.insert(member.key).inserted else { return nil }
+                        guard newKeys.insert(member.name(in: bytes)).inserted else { return nil }
                         comparison.matches.append(Match(earlier: nil, unchanged: false))
                     }
                     comparison.members.append(member)
@@ -293,25 +329,28 @@ enum JSONOutline {
         }
 
         /// The earlier members from `first` on that follow one another unchanged from `position`,
-        /// appended to `comparison` as matches, leaving `position` after the last; returns the
-        /// index after the last, or `nil` (with `position` unmoved) when `first` differs.
+        /// up to the first one `taken` or `outlined`, appended to `comparison` as matches, leaving
+        /// `position` after the last; returns the index after the last, or `nil` (with `position`
+        /// unmoved) when `first` differs.
         ///
         /// A document another program rewrote with one entry changed is the same bytes as before
         /// up to that entry and from the entry after it: the bytes are compared as one span, and
-        /// each member inside it costs only its new position, not a comparison of its own.
+        /// each member inside it costs only its new position, not a comparison of its own. The
+        /// span ends with the members that may be in the run: bytes past them are compared where
+        /// they are matched, once.
         mutating func recognizeRun(
             from first: Int, of earlier: [Member], in earlierBytes: UnsafeBufferPointer<UInt8>, taken: [Bool],
-            into comparison: inout Comparison
+            outlined: [Bool]?, into comparison: inout Comparison
         ) -> Int? {
+            var last = first
+            while last < earlier.count, !taken[last], outlined?[last] != true { last += 1 }
             let earlierStart = earlier[first].start
             let common = JSONOutline.commonLength(
                 bytes.baseAddress! + position, earlierBytes.baseAddress! + earlierStart,
-                min(end - position, earlierBytes.count - earlierStart))
+                min(end - position, earlier[last - 1].value.upperBound - earlierStart))
             let shift = position - earlierStart
             var next = first
-            while next < earlier.count, !taken[next], earlier[next].value.upperBound - earlierStart <= common {
-                next += 1
-            }
+            while next < last, earlier[next].value.upperBound - earlierStart <= common { next += 1 }
             // The last member of the run must end where the earlier one did: a number or a
             // literal could go on past the common bytes.
             while next > first {
@@ -327,37 +366,11 @@ enum JSONOutline {
             }
             guard next > first else { return nil }
             for index in first..<next {
-                let member = earlier[index]
-                comparison.members.append(
-                    Member(
-                        key: member.key, start: member.start + shift,
-                        value: (member.value.lowerBound + shift)..<(member.value.upperBound + shift)))
+                comparison.members.append(earlier[index].moved(by: shift))
                 comparison.matches.append(Match(earlier: index, unchanged: true))
             }
             position = earlier[next - 1].value.upperBound + shift
             return next
-        }
-
-        /// `earlier` moved to `position`, when the bytes there are its bytes, leaving `position`
-        /// after them; else `nil`, with `position` unmoved.
-        mutating func recognize(_ earlier: Member, in earlierBytes: UnsafeBufferPointer<UInt8>) -> Member? {
-            let length = earlier.bytes.count
-            guard position + length <= end,
-                Self.same(bytes, position..<(position + length), earlierBytes, earlier.bytes)
-            else { return nil }
-            // A number or a literal could go on where the earlier one ended.
-            let after = position + length
-            if after < end, !Self.ends(bytes[after]) {
-                switch earlierBytes[earlier.value.upperBound - 1] {
-                case UInt8(ascii: "\""), UInt8(ascii: "}"), UInt8(ascii: "]"): break
-                default: return nil
-                }
-            }
-            let shift = position - earlier.start
-            defer { position = after }
-            return Member(
-                key: earlier.key, start: position,
-                value: (earlier.value.lowerBound + shift)..<(earlier.value.upperBound + shift))
         }
 
         /// Whether `range` of `bytes` holds the bytes `otherRange` of `other` holds.
@@ -370,19 +383,18 @@ enum JSONOutline {
                     || memcmp(bytes.baseAddress! + range.lowerBound, other.baseAddress! + otherRange.lowerBound, range.count) == 0)
         }
 
-        /// A key: read directly when it is plain ASCII without escapes (every MSAL key), else
-        /// by ``JSONParser``, which checks escapes and UTF-8.
-        mutating func keyString() throws -> String {
+        /// Where the key at `position` (its opening quote) has its characters, and whether they
+        /// are plain ASCII without escapes (every MSAL key); any other key is checked by
+        /// ``JSONParser`` (escapes and UTF-8). Leaves `position` after the closing quote.
+        mutating func key() throws -> (range: Range<Int>, plain: Bool) {
             let start = position
             try skipString()
-            let body = UnsafeBufferPointer(rebasing: bytes[(start + 1)..<(position - 1)])
-            if !body.contains(where: { $0 == UInt8(ascii: "\\") || $0 >= 0x80 }) {
-                return String(decoding: body, as: UTF8.self)
-            }
-            guard case .string(let key) = try JSONParser.parse(UnsafeBufferPointer(rebasing: bytes[start..<position])) else {
+            let range = (start + 1)..<(position - 1)
+            if !bytes[range].contains(where: { $0 == UInt8(ascii: "\\") || $0 >= 0x80 }) { return (range, true) }
+            guard case .string = try JSONParser.parse(UnsafeBufferPointer(rebasing: bytes[start..<position])) else {
                 throw failure("expected a string key")
             }
-            return key
+            return (range, false)
         }
 
         /// Moves past the string at `position` (its opening quote).

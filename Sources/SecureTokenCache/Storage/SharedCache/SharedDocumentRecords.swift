@@ -29,13 +29,7 @@ struct SharedDocumentRecords {
         /// The section with its bytes `shift` bytes further into the document.
         func moved(by shift: Int) -> Section {
             guard shift != 0 else { return self }
-            var moved = self
-            for index in moved.members.indices {
-                let value = moved.members[index].value
-                moved.members[index].start += shift
-                moved.members[index].value = (value.lowerBound + shift)..<(value.upperBound + shift)
-            }
-            return moved
+            return Section(members: members.map { $0.moved(by: shift) }, ordinals: ordinals)
         }
     }
 
@@ -43,9 +37,10 @@ struct SharedDocumentRecords {
     /// them.
     static let ordinalSpacing: UInt64 = 1 << 16
 
-    /// The document last read or written, and its top-level members.
+    /// The document last read or written, its top-level members and their names.
     private var document: [UInt8] = []
     private var top: [JSONOutline.Member] = []
+    private var topNames: [String] = []
     /// The sections of entries, by section name.
     private var sections: [String: Section] = [:]
     /// Entries and unknown sections, by record id.
@@ -76,10 +71,11 @@ struct SharedDocumentRecords {
 
     private mutating func read(_ bytes: [UInt8]) throws -> [RecordChange] {
         let outline = try outline(bytes)
+        let topNames = outline.members.map { $0.name(in: bytes) }
         // Kinds whose sections are not one section of the same name in both documents (another
         // SDK's spelling, or two spellings in one document): their entries are matched by id
         // across sections, as a whole import files them.
-        let tangled = Self.tangledKinds(top, outline.members)
+        let tangled = Self.tangledKinds(self.topNames, topNames)
         var placed: [RecordID: UInt64] = [:]
         var gone: [RecordID] = []
         var changes: [RecordChange] = []
@@ -91,26 +87,27 @@ struct SharedDocumentRecords {
         var lastOrdinal: [CredentialKind: UInt64] = [:]
         var sharing = StringInterner()
         for (index, (member, match)) in zip(outline.members, outline.matches).enumerated() {
-            if member.key == SharedCacheStore.extrasSection {
+            let name = topNames[index]
+            if name == SharedCacheStore.extrasSection {
                 nextExtras = match.unchanged ? extras : try Self.readExtras(bytes[member.value])
                 continue
             }
-            guard let kind = CredentialKind(sectionName: member.key) else {
-                names.append(member.key)
-                unknownNames.insert(member.key)
-                let id = RecordID(kind: .unknownSection, name: member.key)
+            guard let kind = CredentialKind(sectionName: name) else {
+                names.append(name)
+                unknownNames.insert(name)
+                let id = RecordID(kind: .unknownSection, name: name)
                 if match.unchanged, known[id] != nil { continue }
-                let record = RecordCodec.record(unknownSection: member.key, value: try JSONParser.parse(bytes[member.value]))
+                let record = RecordCodec.record(unknownSection: name, value: try JSONParser.parse(bytes[member.value]))
                 if known[id]?.payload.elementsEqual(record.payload) != true { changes.append(.put(record)) }
                 continue
             }
-            if kinds.insert(kind).inserted { names.append(member.key) }
-            let earlier = sections[member.key] ?? Section()
+            if kinds.insert(kind).inserted { names.append(name) }
+            let earlier = sections[name] ?? Section()
             let last = lastOrdinal[kind] ?? 0
             if match.unchanged, let position = match.earlier, !tangled.contains(kind), earlier.ordinals.first ?? .max > last {
                 // The whole section as it was: its entries moved with it.
                 lastOrdinal[kind] = earlier.ordinals.last ?? last
-                nextSections[member.key] = earlier.same(
+                nextSections[name] = earlier.same(
                     at: outline.inner[index], movedBy: member.value.lowerBound - top[position].value.lowerBound)
                 continue
             }
@@ -118,13 +115,13 @@ struct SharedDocumentRecords {
             let recordKind = RecordCodec.recordKind(kind)
             let isTangled = tangled.contains(kind)
             let ordinals = Self.ordinals(entries.matches, earlier: earlier.ordinals, after: last) { position in
-                !isTangled || placed[RecordID(kind: recordKind, name: entries.members[position].key)] == nil
+                !isTangled || placed[RecordID(kind: recordKind, name: entries.members[position].name(in: bytes))] == nil
             }
             var section = Section(members: entries.members, ordinals: [])
             section.ordinals.reserveCapacity(entries.members.count)
             for (position, entry) in entries.members.enumerated() {
                 var ordinal = ordinals[position].ordinal
-                let id = isTangled ? RecordID(kind: recordKind, name: entry.key) : nil
+                let id = isTangled ? RecordID(kind: recordKind, name: entry.name(in: bytes)) : nil
                 if let id {
                     // A repeated entry keeps its first ordinal, as a whole import files it.
                     if let first = placed[id] { ordinal = first } else { placed[id] = ordinal }
@@ -132,12 +129,12 @@ struct SharedDocumentRecords {
                 section.ordinals.append(ordinal)
                 if ordinals[position].kept { continue }
                 guard case .object(let fields) = try JSONParser.parse(bytes[entry.value]) else {
-                    throw TokenCacheError(.malformedCache, "an entry of section \"\(member.key)\" is not a JSON object")
+                    throw TokenCacheError(.malformedCache, "an entry of section \"\(name)\" is not a JSON object")
                 }
                 var parts = EntryParts(fields)
                 parts.share(with: &sharing)
                 let stored = StoredEntry(
-                    id: EntryID(kind: kind, key: entry.key), ordinal: ordinal,
+                    id: EntryID(kind: kind, key: entry.name(in: bytes)), ordinal: ordinal,
                     entry: CacheEntry(kind: kind, members: .object(fields), parts: parts))
                 changes.append(.put(RecordCodec.record(stored)))
             }
@@ -145,23 +142,23 @@ struct SharedDocumentRecords {
             var matched = [Bool](repeating: false, count: earlier.members.count)
             for match in entries.matches { if let position = match.earlier { matched[position] = true } }
             for (position, member) in earlier.members.enumerated() where !matched[position] {
-                gone.append(RecordID(kind: recordKind, name: member.key))
+                gone.append(RecordID(kind: recordKind, name: member.name(in: document)))
             }
-            nextSections[member.key] = section
+            nextSections[name] = section
         }
         // Sections no longer there, and entries gone from the sections still there.
         for (name, section) in sections where nextSections[name] == nil {
             guard let kind = CredentialKind(sectionName: name) else { continue }
             let recordKind = RecordCodec.recordKind(kind)
-            gone.append(contentsOf: section.members.map { RecordID(kind: recordKind, name: $0.key) })
+            gone.append(contentsOf: section.members.map { RecordID(kind: recordKind, name: $0.name(in: document)) })
         }
         for id in gone {
             let kind = RecordCodec.credentialKind(id.kind)
             if let kind, tangled.contains(kind), placed[id] != nil { continue }
             changes.append(.delete(id))
         }
-        for member in top where member.key != SharedCacheStore.extrasSection && CredentialKind(sectionName: member.key) == nil {
-            if !unknownNames.contains(member.key) { changes.append(.delete(RecordID(kind: .unknownSection, name: member.key))) }
+        for name in self.topNames where name != SharedCacheStore.extrasSection && CredentialKind(sectionName: name) == nil {
+            if !unknownNames.contains(name) { changes.append(.delete(RecordID(kind: .unknownSection, name: name))) }
         }
         for (id, record) in nextExtras where extras[id]?.payload.elementsEqual(record.payload) != true {
             changes.append(.put(record))
@@ -173,6 +170,7 @@ struct SharedDocumentRecords {
 
         document = bytes
         top = outline.members
+        self.topNames = topNames
         sections = nextSections
         apply(changes)
         return changes
@@ -182,12 +180,14 @@ struct SharedDocumentRecords {
     /// knew, as the document it knows, without parsing the entries.
     mutating func adopt(_ bytes: [UInt8], index: Index, changes: [RecordChange]) throws {
         let outline = try outline(bytes)
+        let topNames = outline.members.map { $0.name(in: bytes) }
         var nextSections: [String: Section] = [:]
         for (place, (member, match)) in zip(outline.members, outline.matches).enumerated() {
-            guard let kind = CredentialKind(sectionName: member.key) else { continue }
-            let earlier = sections[member.key] ?? Section()
+            let name = topNames[place]
+            guard let kind = CredentialKind(sectionName: name) else { continue }
+            let earlier = sections[name] ?? Section()
             if match.unchanged, let position = match.earlier {
-                nextSections[member.key] = earlier.same(
+                nextSections[name] = earlier.same(
                     at: outline.inner[place], movedBy: member.value.lowerBound - top[position].value.lowerBound)
                 continue
             }
@@ -198,13 +198,14 @@ struct SharedDocumentRecords {
                 if match.unchanged, let position = match.earlier {
                     section.ordinals.append(earlier.ordinals[position])
                 } else {
-                    section.ordinals.append(index[EntryID(kind: kind, key: entry.key)]?.ordinal ?? 0)
+                    section.ordinals.append(index[EntryID(kind: kind, key: entry.name(in: bytes))]?.ordinal ?? 0)
                 }
             }
-            nextSections[member.key] = section
+            nextSections[name] = section
         }
         document = bytes
         top = outline.members
+        self.topNames = topNames
         sections = nextSections
         apply(changes)
     }
@@ -249,18 +250,18 @@ struct SharedDocumentRecords {
         if let entries = outline.inner[position] { return entries }
         guard let entries = try JSONOutline.members(of: bytes, in: member.value, comparedWith: earlier.members, in: document)
         else {
-            throw TokenCacheError(.malformedCache, "section \"\(member.key)\" is not a JSON object")
+            throw TokenCacheError(.malformedCache, "section \"\(member.name(in: bytes))\" is not a JSON object")
         }
         return entries
     }
 
     /// The kinds whose entries are not in one section of the same name in both `before` and
-    /// `after` (top-level members).
-    private static func tangledKinds(_ before: [JSONOutline.Member], _ after: [JSONOutline.Member]) -> Set<CredentialKind> {
-        func names(_ members: [JSONOutline.Member]) -> [CredentialKind: [String]] {
+    /// `after` (the names of top-level members).
+    private static func tangledKinds(_ before: [String], _ after: [String]) -> Set<CredentialKind> {
+        func names(_ members: [String]) -> [CredentialKind: [String]] {
             var names: [CredentialKind: [String]] = [:]
-            for member in members {
-                if let kind = CredentialKind(sectionName: member.key) { names[kind, default: []].append(member.key) }
+            for name in members {
+                if let kind = CredentialKind(sectionName: name) { names[kind, default: []].append(name) }
             }
             return names
         }
