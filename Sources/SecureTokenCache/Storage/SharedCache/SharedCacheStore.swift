@@ -44,9 +44,16 @@ final class SharedCacheStore: CacheStore {
         var sequence: UInt64 = 1
         /// The changes from `sequence - 1` to `sequence`, when known.
         var lastChanges: [RecordChange]?
-        /// The document's index, made when a write needs it.
+        /// The document's index, made when a write needs it, as of the last write or build.
         var index: Index?
+        /// What each read since then changed, in order: the next write files it into ``index``,
+        /// so that a process that mostly reads never pays for the index only its writes use.
+        var unfiled: [[RecordChange]] = []
     }
+
+    /// How many reads may leave their changes unfiled before ``State/index`` is dropped instead
+    /// (and built again by the next write): a process that only reads keeps no growing list.
+    static let unfiledReadLimit = 64
 
     /// The generation and the ``changes()`` streams, shared with the watcher's thread and with
     /// the other stores of this process on the same document (``neighbours``).
@@ -173,12 +180,12 @@ final class SharedCacheStore: CacheStore {
         // Under the lock the document is whole: one that does not parse is damaged, and is
         // reported rather than written over.
         try refresh(force: false, locked: true)
-        let (update, base) = state.withLock { state in
-            (Self.update(of: state, since: cursor, generation: generation), state.index)
+        let (update, base, unfiled) = state.withLock { state in
+            (Self.update(of: state, since: cursor, generation: generation), state.index, state.unfiled)
         }
         let changes = try body(StoreTransaction(update: update, compacting: false))
         guard !changes.isEmpty else { return update.cursor }
-        var index = try base ?? RecordCodec.build(state.withLock { $0.document.records })
+        var index = try Self.index(base, filing: unfiled) ?? RecordCodec.build(state.withLock { $0.document.records })
         try RecordCodec.apply(.changes(changes, update.cursor), to: &index)
         let bytes = Self.document(index)
         let version = try medium.write(bytes)
@@ -188,6 +195,7 @@ final class SharedCacheStore: CacheStore {
             state.sequence += 1
             state.lastChanges = changes
             state.index = index
+            state.unfiled = []
             return StoreCursor(generation: generation &+ 1, epoch: 0, position: state.sequence)
         }
         let neighbours = Self.neighbours.withLock { $0[medium.watchedFile, default: []].compactMap(\.announcer) }
@@ -252,10 +260,11 @@ final class SharedCacheStore: CacheStore {
                     // The next write starts from the index of this document: the changes are
                     // what another tool's write changed, a few entries, not the whole cache.
                     if state.index != nil {
-                        do {
-                            try RecordCodec.apply(.changes(changes, .start), to: &state.index!)
-                        } catch {
+                        if state.unfiled.count < Self.unfiledReadLimit {
+                            state.unfiled.append(changes)
+                        } else {
                             state.index = nil
+                            state.unfiled = []
                         }
                     }
                 }
@@ -265,6 +274,18 @@ final class SharedCacheStore: CacheStore {
                 wait()
             }
         }
+    }
+
+    /// `base` with the changes of `unfiled` filed into it in order, or `nil` when there is no
+    /// base or a change does not file (the caller builds the index from the records then).
+    private static func index(_ base: Index?, filing unfiled: [[RecordChange]]) -> Index? {
+        guard var index = base else { return nil }
+        do {
+            for changes in unfiled { try RecordCodec.apply(.changes(changes, .start), to: &index) }
+        } catch {
+            return nil
+        }
+        return index
     }
 
     /// The document for `index`: what msal-python writes for its entries, with
