@@ -16,6 +16,10 @@ public enum CredentialKind: String, Sendable, Hashable, CaseIterable, Comparable
 
     /// The kind a JSON section holds, accepting other SDKs' spellings (`IDToken`, any case).
     public init?(sectionName: String) {
+        if let kind = CredentialKind(rawValue: sectionName) {
+            self = kind
+            return
+        }
         switch sectionName.asciiLowercased {
         case "accesstoken": self = .accessToken
         case "account": self = .account

@@ -49,6 +49,9 @@ struct SharedDocumentRecords {
     private var extras: [RecordID: Record] = [:]
     /// The layout record.
     private var layout: Record?
+    /// The strings the entries read so far repeat (cloud, client, tenant, account, scopes),
+    /// kept from one read to the next: the entries another tool rewrites are the same users'.
+    private var sharing = StringInterner()
 
     /// Every record, in no particular order.
     var records: [Record] { Array(known.values) + Array(extras.values) + (layout.map { [$0] } ?? []) }
@@ -85,7 +88,6 @@ struct SharedDocumentRecords {
         var unknownNames = Set<String>()
         var nextExtras: [RecordID: Record] = [:]
         var lastOrdinal: [CredentialKind: UInt64] = [:]
-        var sharing = StringInterner()
         for (index, (member, match)) in zip(outline.members, outline.matches).enumerated() {
             let name = topNames[index]
             if name == SharedCacheStore.extrasSection {
