@@ -56,6 +56,29 @@ import Testing
         #expect(info.st_mode & 0o777 == 0o600)
     }
 
+    /// A process that reads many writes of another before writing again: its write keeps every
+    /// one of them, whether the reads' changes were filed into its index or the index was built
+    /// again (past ``SharedCacheStore/unfiledReadLimit`` reads).
+    @Test(arguments: [3, SharedCacheStore.unfiledReadLimit + 6])
+    func aWriteAfterManyReadsOfAnotherWriterKeepsEveryOneOfItsWrites(writes: Int) throws {
+        let ours = try TokenCache(clientId: Fixtures.clientA, group: try open())
+        let theirs = try TokenCache(clientId: Fixtures.clientA, group: try open())
+        let request = { (scope: String) in try Fixtures.request(scopes: Scopes([scope])) }
+        try ours.store(Fixtures.response(accessToken: "ours-0", scope: "Scope.0"), for: request("Scope.0"))
+        for write in 1...writes {
+            try theirs.store(
+                Fixtures.response(accessToken: "theirs-\(write)", scope: "Scope.\(write)"), for: request("Scope.\(write)"))
+            let account = try #require(try ours.accounts().first)
+            #expect(try ours.accessToken(for: ["Scope.\(write)"], account: account)?.token.secret == "theirs-\(write)")
+        }
+        try ours.store(Fixtures.response(accessToken: "ours-last", scope: "Scope.last"), for: request("Scope.last"))
+        let fresh = try TokenCache(clientId: Fixtures.clientA, group: try open())
+        let account = try #require(try fresh.accounts().first)
+        for scope in ["Scope.0", "Scope.last"] + (1...writes).map({ "Scope.\($0)" }) {
+            #expect(try fresh.accessToken(for: Scopes([scope]), account: account) != nil, "\(scope) was lost")
+        }
+    }
+
     @Test func unknownSectionsAndFieldsOfOtherToolsSurviveOurWrites() throws {
         let foreign =
             #"{"AccessToken": {}, "Account": {}, "IdToken": {}, "RefreshToken": {}, "AppMetadata": {}, "NodeOnly": {"x": [1, 2]}}"#
