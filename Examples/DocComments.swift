@@ -73,3 +73,19 @@ func docAppToken(cache: TokenCache, tenantId: String) async throws {
         send(authorization: "Bearer \(stored.secret)")
     }
 }
+
+/// ``TokenCache/onBehalfOfToken(for:assertion:authority:)``.
+func docOnBehalfOfToken(cache: TokenCache, incomingBearerToken: String, scopes: Scopes, authority: Authority) throws {
+    let assertion = try UserAssertion(incomingBearerToken)
+    if let cached = try cache.onBehalfOfToken(for: scopes, assertion: assertion, authority: authority) {
+        send(authorization: "Bearer \(cached.token.secret)")
+    }
+}
+
+/// ``ConfidentialClient``.
+func docConfidentialClient(cache: TokenCache, authority: Authority, secret: String) async throws {
+    let client = ConfidentialClient(cache: cache, credentialKind: .secret)
+    let token = try await client.acquireAppToken(
+        for: ["https://graph.microsoft.com/.default"], authority: authority, credential: .secret(secret))
+    send(authorization: "Bearer \(token.token.secret)")
+}

@@ -19,9 +19,11 @@ struct EntryView {
     ]
 
     /// The ACCOUNT cell: the user's name, or `(app)` for an app-only access token (client
-    /// credentials), which belongs to no user.
+    /// credentials), which belongs to no user; an on-behalf-of token's is marked `(obo)`, as
+    /// only the holder of its assertion is served it.
     var accountText: String {
-        entry.kind == .accessToken && entry.homeAccountId == nil ? "(app)" : entry.username ?? ""
+        if entry.isOnBehalfOf { return entry.username.map { "(obo) \($0)" } ?? "(obo)" }
+        return entry.kind == .accessToken && entry.homeAccountId == nil ? "(app)" : entry.username ?? ""
     }
 
     var entryCells: [String] {

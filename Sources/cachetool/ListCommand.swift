@@ -13,7 +13,8 @@ struct ListCommand: ParsableCommand {
             id, realm, environment, scopes, time until expiry, FOCI family, and the secret as an \
             8-digit fingerprint (the secret itself is never printed; see `show --reveal`). An \
             app-only token (client credentials) has no account: its ACCOUNT is "(app)" \
-            (`null` with --json). \
+            (`null` with --json). An on-behalf-of token, served only to the holder of the \
+            user assertion it was redeemed from, shows "(obo)" before its user's name. \
             `list apps` shows the per-client app metadata; `list all` shows every entry.
 
             The ID column names an entry for `cachetool show`. --client and --account narrow \

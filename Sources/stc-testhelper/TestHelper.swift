@@ -17,6 +17,8 @@
 //   stc-testhelper soak <root> <group> <journal> <workers> <worker> <incarnation> <seed> <n>
 //                                                            a soak worker's n lookups, stores and sign-outs
 //   stc-testhelper soak-read <root> <group> <workers>        every soak register (see SoakCommands.swift)
+//   stc-testhelper app-stampede <root> <group> <authority> <client> <tasks>
+//                                                            tasks ask at once for one app token
 //   stc-testhelper shared-churn <path> <account> <prefix>      writes to a shared cache until killed
 //                                                            (see SharedCacheCommands.swift)
 
@@ -66,6 +68,9 @@ import Glibc
                         worker: numbers[1], incarnation: numbers[2], seed: numbers[3], operations: numbers[4])
                 case "soak-read" where arguments.count == 5:
                     try soakRead(CacheGroup(name: group, store: Soak.open(kind, root, group)), workers: Int(arguments[4])!)
+                case "app-stampede" where arguments.count == 7:
+                    try appTokenStampede(
+                        open(64), group: group, authority: arguments[4], client: arguments[5], tasks: Int(arguments[6])!)
                 case "fill" where arguments.count == 5:
                     try fill(limit: UInt64(arguments[4])!) { try open(64) }
                 default:

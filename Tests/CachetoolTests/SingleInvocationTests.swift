@@ -215,6 +215,34 @@ import Testing
         #expect(json.first?["homeAccountId"] is NSNull)
     }
 
+    /// An on-behalf-of token is served only to its assertion's holder: `(obo)` before its user's
+    /// name, whichever way the SDK stored the hash.
+    @Test func anOnBehalfOfTokenListsAsOBOInTheAccountColumn() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("stc-obo-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let user = "00000000-0000-0000-1111-000000000001.72f988bf-86f1-41af-91ab-2d7cd011db47"
+        func token(_ key: String, account: String, hash: String) -> String {
+            """
+            "\(key)": {"credential_type": "AccessToken", "secret": "at-\(key)", "home_account_id": "\(account)",
+            "environment": "login.microsoftonline.com", "client_id": "66666666-aaaa-4bbb-8ccc-000000000006",
+            "target": "api://downstream/Data.Read", "realm": "72f988bf-86f1-41af-91ab-2d7cd011db47",
+            "cached_at": "1700000000", "expires_on": "1700003599", \(hash)}
+            """
+        }
+        let cache = """
+            {"AccessToken": {\(token("dotnet", account: user, hash: #""user_assertion_hash": "mE3PxTLwW99wMuxBMZVXlrUFn-AKt5rPdcX53yPqyrE""#)),
+            \(token("node", account: "", hash: #""userAssertionHash": "mE3PxTLwW99wMuxBMZVXlrUFn-AKt5rPdcX53yPqyrE""#))},
+            "Account": {"acct": {"home_account_id": "\(user)", "environment": "login.microsoftonline.com",
+            "realm": "72f988bf-86f1-41af-91ab-2d7cd011db47", "local_account_id": "00000000-0000-0000-1111-000000000001",
+            "username": "alice@contoso.com", "authority_type": "MSSTS"}}}
+            """
+        try Data(cache.utf8).write(to: file)
+        let human = try Cachetool.run(["list", "tokens", "--from", file.path])
+        #expect(human.status == 0, "\(human)")
+        let accounts = Self.rows(human.stdout).compactMap { $0["ACCOUNT"] }.sorted()
+        #expect(accounts == ["(obo)", "(obo) alice@contoso.com"], "\(human.stdout)")
+    }
+
     @Test func listOfAnUnknownAccountExitsThree() throws {
         let file = TestFiles.vector("v1_single_account").path
         expectFailure(try Cachetool.run(["list", "tokens", "--from", file, "--account", "nobody@example.com"]), status: 3)

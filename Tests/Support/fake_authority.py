@@ -7,7 +7,14 @@ Speaks just enough of the Microsoft identity platform's v2.0 token endpoint:
                                      grant_type=client_credentials (section 4.4) with any
                                      client secret: an app-only token for the tenant, no
                                      refresh or id token, as Entra ID answers it (a
-                                     common/organizations/consumers tenant gets 400)
+                                     common/organizations/consumers tenant gets 400);
+                                     grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer
+                                     with requested_token_use=on_behalf_of (OBO): a user's
+                                     token response for the user the assertion names (its
+                                     preferred_username or oid, and tid). Both answer the
+                                     "500" and "invalid_grant" modes too;
+                                     grant_type=authorization_code: a user's token response
+                                     for <code>@contoso.com
   POST /<tenant>/oauth2/token         the v1 (ADAL) endpoint: grant_type=password (username,
                                      resource) signs a user in, grant_type=refresh_token
                                      with a resource redeems; answers carry "resource" and
@@ -53,6 +60,7 @@ import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 RESERVED = {"openid", "profile", "offline_access"}
+OBO_GRANT = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 
 
 def b64url(data: bytes) -> str:
@@ -169,6 +177,19 @@ class Authority:
             body["refresh_in"] = int(behaviour["refresh_in"])
         return 200, body
 
+    def issue_obo(self, form, tenant, behaviour):
+        """(status, body) for an on-behalf-of grant: the assertion's user's token response."""
+        if form.get("requested_token_use") != "on_behalf_of":
+            return 400, error("invalid_request", None, "AADSTS50027: requested_token_use must be on_behalf_of")
+        try:
+            payload = form.get("assertion", "").split(".")[1]
+            claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+        except (IndexError, ValueError):
+            return 400, error("invalid_grant", None, "AADSTS50027: the assertion is not a JWT")
+        username = claims.get("preferred_username") or f"{claims.get('oid', 'someone')}@example.com"
+        user = self.user(username, claims.get("tid") or tenant)
+        return 200, self.issue(form.get("client_id", ""), user, form.get("scope", ""), behaviour)
+
     def redeem(self, form, behaviour, resource=None):
         """(status, body) for a refresh_token grant (a v1 one when `resource` is given)."""
         client = form.get("client_id", "").lower()
@@ -281,8 +302,20 @@ class Handler(BaseHTTPRequestHandler):
                 user = a.user(form.get("username", ""), tenant)
                 resource = form.get("resource", "")
                 return self.send_json(200, a.issue(form.get("client_id", ""), user, resource + "/.default", behaviour, resource))
-            if grant == "client_credentials" and not v1:
-                return self.send_json(*a.issue_app(path.strip("/").split("/")[-4].lower(), behaviour))
+            if grant in ("client_credentials", OBO_GRANT) and not v1:
+                if mode == "500":
+                    return self.send_json(500, error("temporarily_unavailable", None, "AADSTS90033: a transient error"))
+                if mode == "invalid_grant":
+                    return self.send_json(400, error("invalid_grant", None, "AADSTS50013: the assertion is not valid"))
+                tenant = path.strip("/").split("/")[-4].lower()
+                if grant == "client_credentials":
+                    return self.send_json(*a.issue_app(tenant, behaviour))
+                return self.send_json(*a.issue_obo(form, tenant, behaviour))
+            if grant == "authorization_code" and not v1:
+                # A web app's sign-in: the code names the user.
+                tenant = path.strip("/").split("/")[-4].lower()
+                user = a.user(form.get("code", "someone") + "@contoso.com", tenant)
+                return self.send_json(200, a.issue(form.get("client_id", ""), user, form.get("scope", ""), behaviour))
             if grant != "refresh_token":
                 return self.send_json(400, error("unsupported_grant_type", None, "only refresh_token grants here"))
             if mode == "500":

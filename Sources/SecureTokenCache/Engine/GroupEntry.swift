@@ -36,6 +36,12 @@ public struct GroupEntry: Sendable, Hashable {
     /// Every member as stored, in order, the secret included.
     public let fields: JSONObject
 
+    /// Whether this is an on-behalf-of access token: one that carries the hash of the user
+    /// assertion it was redeemed from, and answers only that assertion's holder.
+    public var isOnBehalfOf: Bool {
+        kind == .accessToken && UserAssertion.memberNames.contains { !(fields.string($0) ?? "").isEmpty }
+    }
+
     /// The kind prefix of ``id``.
     public static func idPrefix(_ kind: CredentialKind) -> String {
         switch kind {

@@ -30,6 +30,42 @@ public struct HTTPTokenEndpointClient: TokenEndpointClient {
             ("scope", scope.values.joined(separator: " ")),
             ("client_info", "1"),
         ]
+        return try await post(form, to: endpoint, timeout: timeout)
+    }
+
+    /// Requests a confidential client's token; see
+    /// ``TokenEndpointClient/requestToken(grant:clientId:scopes:endpoint:timeout:)``.
+    ///
+    /// Client credentials ask for the resource's scopes only. On-behalf-of asks, as MSAL does,
+    /// for the OIDC scopes and `client_info` too, so the answer names the user.
+    public func requestToken(grant: ConfidentialGrant, clientId: String, scopes: Scopes, endpoint: String, timeout: Duration)
+        async throws -> TokenResponse
+    {
+        var form: [(name: String, value: String)]
+        switch grant {
+        case .clientCredentials:
+            form = [
+                ("grant_type", "client_credentials"), ("client_id", clientId), ("scope", scopes.values.joined(separator: " ")),
+            ]
+        case .onBehalfOf(let assertion, _):
+            let scope = Scopes(scopes.values + ["offline_access", "openid", "profile"])
+            form = [
+                ("grant_type", TokenCache.onBehalfOfGrant),
+                ("client_id", clientId),
+                ("assertion", assertion.jwt),
+                ("requested_token_use", "on_behalf_of"),
+                ("scope", scope.values.joined(separator: " ")),
+                ("client_info", "1"),
+            ]
+        }
+        form += grant.credential.formFields
+        return try await post(form, to: endpoint, timeout: timeout)
+    }
+
+    /// Posts `form` and interprets the answer.
+    private func post(_ form: [(name: String, value: String)], to endpoint: String, timeout: Duration) async throws
+        -> TokenResponse
+    {
         let answer: HTTPTransportResponse
         do {
             answer = try await transport.post(url: endpoint, form: form, timeout: timeout)

@@ -26,6 +26,9 @@ extension TokenCache {
     /// }
     /// ```
     ///
+    /// ``ConfidentialClient/acquireAppToken(for:authority:credential:)`` does all of this in one
+    /// call, with one token request however many callers miss together.
+    ///
     /// Finds the app tokens every MSAL SDK writes, under any alias of the authority's cloud
     /// (.NET and msal-node write `login.windows.net`). A token within 300 s of expiry counts as
     /// expired; ``CachedAccessToken/shouldRefresh`` says that `refresh_on` has passed (the token
@@ -78,16 +81,20 @@ extension TokenCache {
     ///   errors (`.lockTimeout`, `.diskFull`, ...).
     @discardableResult
     public func storeAppToken(_ response: TokenResponse, for request: TokenRequest) throws -> AccessToken {
+        try checkRequest(
+            request, grant: Self.clientCredentialsGrant,
+            "storeAppToken(_:for:) stores client-credentials responses (grant type \"client_credentials\"); "
+                + "store a user's token with store(_:for:signIn:)")
+        return try storeChecked(response, forApp: request)
+    }
+
+    /// Refuses a request of another client than this cache's, or of another grant type than
+    /// `grant`, saying `refusal` for the latter.
+    func checkRequest(_ request: TokenRequest, grant: String, _ refusal: @autoclosure () -> String) throws {
         guard request.clientId.lowercased() == client else {
             throw TokenCacheError(.invalidArgument, "the request is for another client id than this TokenCache's")
         }
-        guard request.grantType == Self.clientCredentialsGrant else {
-            throw TokenCacheError(
-                .invalidArgument,
-                "storeAppToken(_:for:) stores client-credentials responses (grant type \"client_credentials\"); "
-                    + "store a user's token with store(_:for:signIn:)")
-        }
-        return try storeChecked(response, forApp: request)
+        guard request.grantType == grant else { throw TokenCacheError(.invalidArgument, refusal()) }
     }
 
     /// ``storeAppToken(_:for:)`` for a request already known to be this client's and a

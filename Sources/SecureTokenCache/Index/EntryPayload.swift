@@ -154,6 +154,7 @@ struct EntryDecoder {
     mutating func filingSlots(payload: ArraySlice<UInt8>) throws -> (ordinal: UInt64, slots: FilingSlots) {
         // By member code: the interned slot of the member's text (-1: no text).
         var texts = InlineArray<32, Int32>(repeating: -1)
+        var assertion: Int32 = -1
         let filing = Self.filingFields
         let ordinal = try payload.withUnsafeBytes { bytes in
             var reader = PayloadReader(bytes)
@@ -161,8 +162,11 @@ struct EntryDecoder {
             for _ in 0..<count {
                 let code = Int(try reader.byte())
                 guard code != 0 else {
-                    _ = try reader.text()
-                    try reader.skipValue()
+                    if UserAssertion.isMemberName(try reader.text()) {
+                        assertion = try reader.textValue().map { Int32(truncatingIfNeeded: interner.slot(of: $0)) } ?? -1
+                    } else {
+                        try reader.skipValue()
+                    }
                     continue
                 }
                 guard code <= KnownField.largestCode else { throw PayloadReader.malformed }
@@ -179,24 +183,29 @@ struct EntryDecoder {
             guard reader.isAtEnd else { throw PayloadReader.malformed }
             return ordinal
         }
-        return (ordinal, FilingSlots(texts))
+        return (ordinal, FilingSlots(texts, assertion: assertion))
     }
 
     /// ``filingSlots(payload:)`` of an entry's members held as an object (an entry made in this
     /// process, gathered for a bulk filing).
     mutating func filingSlots(members: JSONObject) -> FilingSlots {
         var texts = InlineArray<32, Int32>(repeating: -1)
+        var assertion: Int32 = -1
         for member in members {
-            guard let field = KnownField(name: member.key), Self.filingFields & 1 << UInt32(field.rawValue) != 0 else { continue }
-            let code = Int(field.rawValue)
+            let slot: Int32
             switch member.value {
             case .string(var text), .number(var text):
-                texts[code] = text.withUTF8 { Int32(truncatingIfNeeded: interner.slot(of: UnsafeRawBufferPointer($0))) }
+                slot = text.withUTF8 { Int32(truncatingIfNeeded: interner.slot(of: UnsafeRawBufferPointer($0))) }
             default:
-                texts[code] = -1
+                slot = -1
+            }
+            if let field = KnownField(name: member.key) {
+                if Self.filingFields & 1 << UInt32(field.rawValue) != 0 { texts[Int(field.rawValue)] = slot }
+            } else if UserAssertion.memberNames.contains(member.key) {
+                assertion = slot
             }
         }
-        return FilingSlots(texts)
+        return FilingSlots(texts, assertion: assertion)
     }
 
     /// Whether the slot holds text that is not empty.
@@ -218,8 +227,17 @@ struct EntryDecoder {
         interner.exactKey(at: Int(slot))
     }
 
-    /// The members the index files entries by (``FilingPart/field``), one bit per member code.
-    private static let filingFields: UInt32 = FilingPart.allCases.reduce(0) { $0 | 1 << UInt32($1.field.rawValue) }
+    /// The assertion-hash key of the text in `slot`, which holds text (``UserAssertion/key(of:)``).
+    /// Not memoised: every on-behalf-of assertion has a hash of its own.
+    mutating func assertionKey(_ slot: Int32) -> HashedString? {
+        UserAssertion.key(of: interner.string(at: Int(slot)))
+    }
+
+    /// The known members the index files entries by (``FilingPart/field``), one bit per member
+    /// code.
+    private static let filingFields: UInt32 = FilingPart.allCases.reduce(0) {
+        $0 | ($1.field.map { 1 << UInt32($0.rawValue) } ?? 0)
+    }
 
     /// Reads a payload's members into `parts`, checking every one; returns its ordinal.
     private mutating func read(_ payload: ArraySlice<UInt8>) throws -> UInt64 {
@@ -230,9 +248,13 @@ struct EntryDecoder {
             for _ in 0..<count {
                 let code = try reader.byte()
                 guard code != 0 else {
-                    // A member the engine does not read: check it, keep it in the payload.
-                    _ = try reader.text()
-                    try reader.skipValue()
+                    // A member stored by name: check it, keep it in the payload. Only the
+                    // assertion hash is read from one.
+                    if UserAssertion.isMemberName(try reader.text()) {
+                        parts.assertionHash = try reader.textValue().map { String(decoding: $0, as: UTF8.self) }
+                    } else {
+                        try reader.skipValue()
+                    }
                     continue
                 }
                 guard let field = KnownField.byCode[Int(code)] else { throw PayloadReader.malformed }

@@ -1,6 +1,6 @@
 /// One part of the keys the index files entries under (``IndexMaps/table``), as the maps compare
 /// it: the user, the cloud's alias group, the tenant, the client, the token type, the extended
-/// cache key, the FOCI family, the username.
+/// cache key, the FOCI family, the username, the on-behalf-of assertion.
 ///
 /// A part is read two ways: from a typed entry, which made its keys when it was read, and from a
 /// member's interned text, when a group opens without making typed entries. Both apply the same
@@ -22,9 +22,13 @@ enum FilingPart: Int, Sendable, CaseIterable {
     case family
     /// The lower-cased username.
     case username
+    /// The on-behalf-of assertion hash, lower-cased and without padding
+    /// (``UserAssertion/key(of:)``).
+    case assertion
 
-    /// The member the part is read from.
-    var field: KnownField {
+    /// The known member the part is read from; `nil` for ``assertion``, read from a member
+    /// stored by name (``UserAssertion/memberNames``).
+    var field: KnownField? {
         switch self {
         case .account: .homeAccountId
         case .cloud: .environment
@@ -34,6 +38,7 @@ enum FilingPart: Int, Sendable, CaseIterable {
         case .extCacheKey: .extCacheKey
         case .family: .familyId
         case .username: .username
+        case .assertion: nil
         }
     }
 
@@ -57,6 +62,7 @@ enum FilingPart: Int, Sendable, CaseIterable {
         case (.extCacheKey, .accessToken(let token)): token.bucket.extCacheKey
         case (.family, .refreshToken(let token)): token.familyKey
         case (.username, .account(let account)): account.username.isEmpty ? nil : account.usernameKey
+        case (.assertion, .accessToken(let token)): token.assertionKey
         default: nil
         }
     }
@@ -74,6 +80,7 @@ enum FilingPart: Int, Sendable, CaseIterable {
         case .account, .realm, .client, .tokenType, .extCacheKey, .username: return decoder.lowercasedKey(slot)
         case .cloud: return decoder.cloudKey(slot)
         case .family: return decoder.exactKey(slot)
+        case .assertion: return decoder.assertionKey(slot)
         }
     }
 }

@@ -216,6 +216,18 @@ struct Index: Sendable {
     /// aside) are a case-insensitive subset of the token's, the token is not within `margin`
     /// seconds of expiry; among several, the one that lives longest.
     func accessToken(in bucket: AccessTokenBucket, scopes: Scopes, now: Int64, margin: Int64 = 300) -> AccessToken? {
+        Self.accessToken(in: state.maps.accessTokens[bucket], scopes: scopes, now: now, margin: margin)
+    }
+
+    /// ``accessToken(in:scopes:now:margin:)`` among on-behalf-of tokens, whose bucket's account
+    /// part is the assertion hash's key.
+    func onBehalfOfAccessToken(in bucket: AccessTokenBucket, scopes: Scopes, now: Int64, margin: Int64 = 300) -> AccessToken? {
+        Self.accessToken(in: state.maps.onBehalfOfAccessTokens[bucket], scopes: scopes, now: now, margin: margin)
+    }
+
+    /// The longest-lived token among `filed` that covers `scopes` and lives `margin` s past `now`.
+    @inline(__always)
+    private static func accessToken(in filed: Filed<StoredEntry>?, scopes: Scopes, now: Int64, margin: Int64) -> AccessToken? {
         var best: AccessToken?
         func consider(_ entry: CacheEntry) {
             guard case .accessToken(let token) = entry,
@@ -225,7 +237,7 @@ struct Index: Sendable {
             if best.map({ token.expiresOn > $0.expiresOn }) ?? true { best = token }
         }
         // A bucket's rows are never stale: any change to the bucket makes it values first.
-        switch state.maps.accessTokens[bucket] {
+        switch filed {
         case .rows(let table, let rows)?: for row in rows { consider(table.entry(at: Int(row))) }
         case .values(let filed)?: for stored in filed { consider(stored.entry) }
         case nil: return nil
@@ -233,9 +245,11 @@ struct Index: Sendable {
         return best
     }
 
-    /// Access tokens filed in `bucket` whose scopes intersect `scopes` (rule 4's replacement set).
-    func accessTokens(in bucket: AccessTokenBucket, intersecting scopes: Scopes) -> [StoredEntry] {
-        (state.maps.accessTokens[bucket]?.entries ?? []).filter {
+    /// Access tokens filed in `bucket` (among on-behalf-of tokens when `onBehalfOf`) whose scopes
+    /// intersect `scopes` (rule 4's replacement set).
+    func accessTokens(in bucket: AccessTokenBucket, intersecting scopes: Scopes, onBehalfOf: Bool = false) -> [StoredEntry] {
+        let filed = onBehalfOf ? state.maps.onBehalfOfAccessTokens[bucket] : state.maps.accessTokens[bucket]
+        return (filed?.entries ?? []).filter {
             guard case .accessToken(let token) = $0.entry else { return false }
             return token.scopes.intersects(scopes) || token.scopes == scopes
         }

@@ -8,7 +8,11 @@ struct IndexMaps: Sendable {
     typealias Tally = LayeredMap<HashedString, LayeredMap<HashedString, Int>>
 
     /// Access tokens by bucket, held in the bucket itself: a hit hashes one key, not two.
+    /// On-behalf-of tokens are not here: they answer only their assertion's holder.
     var accessTokens = LayeredMap<AccessTokenBucket, Filed<StoredEntry>>()
+    /// On-behalf-of access tokens by bucket, whose account part is the assertion hash's key
+    /// (MSAL.NET files them by it, and its silent lookups do not see them either).
+    var onBehalfOfAccessTokens = LayeredMap<AccessTokenBucket, Filed<StoredEntry>>()
     /// Refresh tokens by account, cloud and owning client.
     var ownRefreshTokens = LayeredMap<RefreshTokenBucket, Filed<EntryID>>()
     /// Family refresh tokens by account, cloud and family.
@@ -34,7 +38,14 @@ struct IndexMaps: Sendable {
     static let table: [IndexMapRule] = [
         .rule(
             \.accessTokens,
-            MapFiling([.accessToken], by: [.account, .cloud, .realm, .client, .tokenType, .extCacheKey], reserve: (1, 2))),
+            MapFiling(
+                [.accessToken], by: [.account, .cloud, .realm, .client, .tokenType, .extCacheKey], excluding: .assertion,
+                reserve: (1, 2))),
+        .rule(
+            \.onBehalfOfAccessTokens,
+            MapFiling(
+                [.accessToken], by: [.assertion, .cloud, .realm, .client, .tokenType, .extCacheKey], requiring: .assertion,
+                reserve: (0, 0))),
         .rule(
             \.ownRefreshTokens, MapFiling([.refreshToken], by: [.account, .cloud, .client], reserve: (6, 6)),
             tally: (\.accountsWithClientToken, { ($0.owner, $0.account) })),

@@ -7,6 +7,8 @@ struct MapFiling: Sendable {
     let parts: [FilingPart]
     /// The part an entry must have to be filed; `nil`: every entry of the kinds is filed.
     let required: FilingPart?
+    /// The part an entry must not have to be filed (it is filed in another map); `nil`: none.
+    let excluded: FilingPart?
     /// How much of a bulk filing's room to reserve for this map: rows and keys per entry
     /// gathered, as a divisor of the entry count (0: none). Only a hint, from the shape of real
     /// caches (a few access tokens per user, one refresh token, id token and account each).
@@ -14,13 +16,20 @@ struct MapFiling: Sendable {
 
     /// A map of entries of `kinds` under `parts`.
     init(
-        _ kinds: [CredentialKind], by parts: [FilingPart], requiring required: FilingPart? = nil, reserve: (rows: Int, keys: Int)
+        _ kinds: [CredentialKind], by parts: [FilingPart], requiring required: FilingPart? = nil,
+        excluding excluded: FilingPart? = nil, reserve: (rows: Int, keys: Int)
     ) {
         precondition((1...6).contains(parts.count), "a filing key has one to six parts (see SlotKey)")
         self.kinds = kinds.reduce(0) { $0 | 1 << UInt32($1.creationOrder) }
         self.parts = parts
         self.required = required
+        self.excluded = excluded
         self.reserve = reserve
+    }
+
+    /// Whether a typed entry of a kind filed here has what filing it here takes.
+    private func admits(_ entry: CacheEntry) -> Bool {
+        (required.map { $0.key(of: entry) != nil } ?? true) && (excluded.map { $0.key(of: entry) == nil } ?? true)
     }
 
     /// Whether entries of `kind` are filed here (if they have the required part).
@@ -29,16 +38,15 @@ struct MapFiling: Sendable {
 
     /// The key `entry` is filed under here; `nil` when it is not filed here.
     func key<Key: FilingKey>(of entry: CacheEntry) -> Key? {
-        guard files(entry.kind) else { return nil }
-        if let required, required.key(of: entry) == nil { return nil }
+        guard files(entry.kind), admits(entry) else { return nil }
         return Key(filingParts: { parts[$0].key(of: entry) ?? parts[$0].absentKey })
     }
 
     /// Whether `old` and `new` are filed under the same key here (or both nowhere): what
     /// comparing their ``key(of:)`` says, part by part, without making either key.
     func filesAlike(_ old: CacheEntry, _ new: CacheEntry) -> Bool {
-        let filesOld = files(old.kind) && (required.map { $0.key(of: old) != nil } ?? true)
-        let filesNew = files(new.kind) && (required.map { $0.key(of: new) != nil } ?? true)
+        let filesOld = files(old.kind) && admits(old)
+        let filesNew = files(new.kind) && admits(new)
         guard filesOld, filesNew else { return filesOld == filesNew }
         return parts.allSatisfy { ($0.key(of: old) ?? $0.absentKey) == ($0.key(of: new) ?? $0.absentKey) }
     }
@@ -48,6 +56,7 @@ struct MapFiling: Sendable {
     func slotKey(kind: CredentialKind, slots: FilingSlots, decoder: borrowing EntryDecoder) -> SlotKey? {
         guard files(kind) else { return nil }
         if let required, !required.isPresent(slot: slots[required], kind: kind, decoder: decoder) { return nil }
+        if let excluded, excluded.isPresent(slot: slots[excluded], kind: kind, decoder: decoder) { return nil }
         return SlotKey(count: parts.count) { slots[parts[$0]] }
     }
 

@@ -39,12 +39,19 @@ struct Ingest {
     let homeAccountId: String?
     let realm: String
     let environment: String
+    /// The assertion an on-behalf-of response was obtained with, `nil` for any other response.
+    let assertion: UserAssertion?
 
-    init(response: TokenResponse, request: TokenRequest, now: Int64) throws {
+    /// The entries of `response` to `request`; of an on-behalf-of request when `assertion` is
+    /// given. An on-behalf-of access token carries the assertion's hash, and its refresh token
+    /// is not kept: as in MSAL.NET, only the holder of the same assertion finds the access
+    /// token, and a new assertion is redeemed afresh.
+    init(response: TokenResponse, request: TokenRequest, now: Int64, assertion: UserAssertion? = nil) throws {
         guard !request.clientId.isEmpty else { throw TokenCacheError(.invalidArgument, "the request has an empty client id") }
         self.request = request
         self.response = response
         self.now = now
+        self.assertion = assertion
         self.environment = request.authority.environment.host
         let claims = response.idTokenClaims
         if let info = response.clientInfo, let uid = info.string("uid"), let utid = info.string("utid") {
@@ -81,6 +88,7 @@ struct Ingest {
         ]
         if let keyId = request.keyId { fields["key_id"] = .string(keyId) }
         if let refreshIn = response.refreshIn { fields["refresh_on"] = .string(String(now + refreshIn)) }
+        if let assertion { fields["user_assertion_hash"] = .string(assertion.hash) }
         return AccessToken(fields: fields)
     }
 
@@ -114,7 +122,7 @@ struct Ingest {
     }
 
     var refreshToken: RefreshToken? {
-        guard let secret = response.refreshToken else { return nil }
+        guard let secret = response.refreshToken, assertion == nil else { return nil }
         var fields: JSONObject = [
             "credential_type": .string("RefreshToken"),
             "secret": .string(secret),
@@ -147,10 +155,12 @@ struct Ingest {
         // with exactly the same scopes is updated in place (keeping another SDK's key).
         let token = accessToken
         let bucket = AccessTokenBucket(
-            account: HashedString(account), environment: authorityEnvironment.groupKey, realm: HashedString(realm.lowercased()),
-            client: HashedString(client), tokenType: HashedString(token.tokenType.lowercased()), extCacheKey: .empty
+            account: token.assertionKey ?? HashedString(account), environment: authorityEnvironment.groupKey,
+            realm: HashedString(realm.lowercased()), client: HashedString(client),
+            tokenType: HashedString(token.tokenType.lowercased()), extCacheKey: .empty
         )
-        let replaced = transaction.index.accessTokens(in: bucket, intersecting: token.scopes)
+        let replaced = transaction.index.accessTokens(
+            in: bucket, intersecting: token.scopes, onBehalfOf: token.assertionKey != nil)
         let sameScopes = replaced.first {
             if case .accessToken(let old) = $0.entry { return old.scopes == token.scopes } else { return false }
         }

@@ -17,6 +17,8 @@ public struct AccessToken: Sendable, Hashable, EntryModel {
         let tokenType: String
         let keyId: String?
         let extCacheKey: String?
+        let userAssertionHash: String?
+        let assertionKey: HashedString?
         let bucket: AccessTokenBucket
 
         init(_ parts: borrowing EntryParts) {
@@ -31,6 +33,8 @@ public struct AccessToken: Sendable, Hashable, EntryModel {
             tokenType = type.isEmpty ? "Bearer" : type
             keyId = parts.string(.keyId)
             extCacheKey = parts.extCacheKey()
+            userAssertionHash = parts.assertionHash
+            assertionKey = parts.assertionKey()
             bucket = AccessTokenBucket(parts: parts, account: credential.homeAccountId, environment: credential.environment)
         }
     }
@@ -78,8 +82,17 @@ public struct AccessToken: Sendable, Hashable, EntryModel {
     /// The extended cache key that isolates tokens of one request shape.
     public var extCacheKey: String? { parsed.extCacheKey }
 
-    /// Where the index files the token (computed once, when the entry is read).
+    /// The hash of the user assertion an on-behalf-of token was obtained with
+    /// (`user_assertion_hash`, or msal-node's `userAssertionHash`), as stored; `nil` for every
+    /// other token. See ``UserAssertion``.
+    public var userAssertionHash: String? { parsed.userAssertionHash }
+
+    /// Where the index files the token (computed once, when the entry is read; the map of
+    /// on-behalf-of tokens files one by ``assertionKey`` in place of the account).
     var bucket: AccessTokenBucket { parsed.bucket }
+
+    /// The index key of ``userAssertionHash``.
+    var assertionKey: HashedString? { parsed.assertionKey }
 
     /// Whether the token is expired at `now`, counting `margin` seconds before `expires_on` as
     /// expired (MSAL uses 300 s).
@@ -94,11 +107,14 @@ public struct AccessToken: Sendable, Hashable, EntryModel {
     /// Every member of the entry as stored.
     public var fields: JSONObject { members.object }
 
-    /// The key msal-python 1.39.0 files this entry under.
+    /// The key msal-python 1.39.0 files this entry under. An on-behalf-of token's key ends with
+    /// its assertion hash: no SDK's key holds it (msal-python writes no such token), and without
+    /// it two callers' tokens for the same user and scopes would take one key.
     public var msalKey: String {
         let target = fields.string("target") ?? ""
-        guard let extCacheKey else { return userKey(["AccessToken", clientId, realm, target]) }
-        return userKey(["atext", clientId, realm, target, extCacheKey])
+        var parts = extCacheKey.map { ["atext", clientId, realm, target, $0] } ?? ["AccessToken", clientId, realm, target]
+        if let assertionKey { parts.append(assertionKey.value) }
+        return userKey(parts)
     }
 }
 

@@ -136,6 +136,10 @@ struct EntryParts {
     var cloud: Environment?
     /// `target` already parsed.
     var scopes: Scopes?
+    /// The on-behalf-of assertion hash (a member ``UserAssertion/memberNames`` names). Kept
+    /// apart from the known members: it is stored by name, so that records holding it stay
+    /// readable by builds that do not know it.
+    var assertionHash: String?
 
     /// No members yet.
     init() {}
@@ -153,13 +157,22 @@ struct EntryParts {
         homeAccount = nil
         cloud = nil
         scopes = nil
+        assertionHash = nil
     }
 
     /// The known members of `fields`.
     init(_ fields: JSONObject) {
         self.init()
         for member in fields.members {
-            if let field = KnownField(name: member.key) { values[Int(field.rawValue)] = member.value }
+            if let field = KnownField(name: member.key) {
+                values[Int(field.rawValue)] = member.value
+            } else if UserAssertion.memberNames.contains(member.key) {
+                // Text as the known members' (``string(_:)``): a string or a number's literal.
+                switch member.value {
+                case .string(let text), .number(let text): assertionHash = text
+                default: assertionHash = nil
+                }
+            }
         }
     }
 
@@ -224,6 +237,11 @@ struct EntryParts {
     /// The FOCI family of a refresh token or app metadata, `nil` when missing or empty.
     func familyId() -> String? {
         string(.familyId).flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// The index key of an on-behalf-of token's assertion hash, `nil` when it has none.
+    func assertionKey() -> HashedString? {
+        assertionHash.flatMap(UserAssertion.key(of:))
     }
 
     /// The extended cache key of an access token, `nil` when missing or empty.

@@ -1,0 +1,173 @@
+import Logging
+
+/// A confidential client (a daemon, a web API) acquiring its tokens: app-only tokens with its
+/// own credential, and on-behalf-of tokens for the users who call it.
+///
+/// ```swift
+/// let client = ConfidentialClient(cache: cache, credentialKind: .secret)
+/// let token = try await client.acquireAppToken(
+///     for: ["https://graph.microsoft.com/.default"], authority: authority, credential: .secret(secret))
+/// send(authorization: "Bearer \(token.token.secret)")
+/// ```
+///
+/// A cached token is returned at once. Past its `refresh_on` it is still returned, and one
+/// renewal starts in the background (if it fails, the token is served until it expires, as in
+/// msal-python). A miss redeems the grant once however many callers miss together: concurrent
+/// callers of this process wait for one token request and all get its token or its error, and
+/// processes sharing the group take turns on a lock file, each looking in the cache again
+/// before it asks the authority.
+///
+/// The credential is a parameter of each call and is never stored.
+public struct ConfidentialClient: Sendable {
+    /// The cache the tokens are looked up in and stored into.
+    public let cache: TokenCache
+    /// The kind of credential the app is registered with: a call presenting another kind is
+    /// refused before anything is sent.
+    public let credentialKind: ClientCredential.Kind
+    /// Where grants are redeemed.
+    public let endpoint: any TokenEndpointClient
+    /// How long one token request may take.
+    public let timeout: Duration
+
+    /// A confidential client for `cache`'s client id, registered with a credential of
+    /// `credentialKind`, redeeming grants through `endpoint`.
+    public init(
+        cache: TokenCache, credentialKind: ClientCredential.Kind,
+        endpoint: any TokenEndpointClient = HTTPTokenEndpointClient.shared,
+        timeout: Duration = .seconds(30)
+    ) {
+        self.cache = cache
+        self.credentialKind = credentialKind
+        self.endpoint = endpoint
+        self.timeout = timeout
+    }
+
+    /// An access token and where it came from.
+    public struct Acquired: Sendable, Hashable, CustomStringConvertible {
+        /// The access token. Never log its ``AccessToken/secret``.
+        public let token: AccessToken
+        /// Whether it came from the cache (`true`) or from the authority just now (`false`).
+        public let isFromCache: Bool
+
+        /// A summary for logs, without the token.
+        public var description: String {
+            "token for \(token.scopes) expiring at \(token.expiresOn) (\(isFromCache ? "from the cache" : "from the authority"))"
+        }
+    }
+
+    /// An app-only token for `scopes` in `authority`'s tenant: the cached one, or one redeemed
+    /// with the client-credentials grant.
+    ///
+    /// - Parameters:
+    ///   - scopes: the resource's scopes, usually one `<resource>/.default`.
+    ///   - authority: the cloud and the tenant (a tenant id, or a domain the group knows).
+    ///   - credential: the app's credential, of ``credentialKind``.
+    /// - Throws: ``TokenCacheError``: `.invalidArgument` for a credential of another kind than
+    ///   ``credentialKind`` and for what ``TokenCache/appToken(for:authority:)`` refuses; the
+    ///   token endpoint's errors (`.serverError`, `.network`, `.malformedResponse`), delivered to
+    ///   every caller that waited for the same request; `.lockTimeout` when another process
+    ///   held the request for too long; the store's errors.
+    public func acquireAppToken(for scopes: Scopes, authority: Authority, credential: ClientCredential) async throws -> Acquired {
+        try check(credential)
+        let cache = cache
+        let realm = try TokenCache.appRealm(of: authority, in: try cache.group.index())
+        let lookUp = { @Sendable in try cache.appToken(for: scopes, authority: authority) }
+        let request = TokenRequest(
+            clientId: cache.clientId, authority: try Authority("\(authority.base)/\(realm)"), scopes: scopes,
+            grantType: TokenCache.clientCredentialsGrant)
+        let key = ["app", authority.environment.groupKey.value, realm, scopes.flightKey].joined(separator: "\n")
+        return try await acquire(key: key, lookUp: lookUp) { [endpoint, timeout] in
+            let response = try await endpoint.requestToken(
+                grant: .clientCredentials(credential), clientId: cache.clientId, scopes: scopes,
+                endpoint: request.authority.tokenEndpoint, timeout: timeout)
+            return try cache.storeAppToken(response, for: request)
+        }
+    }
+
+    /// An on-behalf-of token for `scopes`, for the user whose access token is `assertion`: the
+    /// cached one redeemed from the same assertion, or one redeemed now.
+    ///
+    /// - Parameters:
+    ///   - scopes: the downstream API's scopes.
+    ///   - assertion: the access token the web API received from its caller.
+    ///   - authority: the cloud and the tenant; a multi-tenant authority stands for the
+    ///     assertion's tenant.
+    ///   - credential: the app's credential, of ``credentialKind``.
+    /// - Throws: as ``acquireAppToken(for:authority:credential:)``, and `.interactionRequired`
+    ///   when the authority refuses the assertion (`invalid_grant`, `interaction_required`):
+    ///   the caller must get a new token, and the web API should send it the challenge.
+    public func acquireOnBehalfOfToken(
+        for scopes: Scopes, assertion: UserAssertion, authority: Authority, credential: ClientCredential
+    ) async throws -> Acquired {
+        try check(credential)
+        let cache = cache
+        let tenant = try TokenCache.onBehalfOfTenant(of: authority, assertion: assertion)
+        let lookUp = { @Sendable in try cache.onBehalfOfToken(for: scopes, assertion: assertion, authority: authority) }
+        let request = TokenRequest(
+            clientId: cache.clientId, authority: try Authority("\(authority.base)/\(tenant)"), scopes: scopes,
+            grantType: TokenCache.onBehalfOfGrant)
+        let key = ["obo", assertion.hash, authority.environment.groupKey.value, tenant, scopes.flightKey].joined(separator: "\n")
+        return try await acquire(key: key, lookUp: lookUp) { [endpoint, timeout] in
+            let response = try await endpoint.requestToken(
+                grant: .onBehalfOf(assertion, credential), clientId: cache.clientId, scopes: scopes,
+                endpoint: request.authority.tokenEndpoint, timeout: timeout)
+            return try cache.storeOnBehalfOfToken(response, for: request, assertion: assertion)
+        }
+    }
+
+    /// Requests for the same token in flight in this process, by group, client and token.
+    private static let flights = SingleFlight<Acquired>()
+
+    /// The cached token, renewed in the background past `refresh_on`; or, on a miss, the token
+    /// of the one request in flight for `key`.
+    private func acquire(
+        key tokenKey: String, lookUp: @escaping @Sendable () throws -> TokenCache.CachedAccessToken?,
+        redeem: @escaping @Sendable () async throws -> AccessToken
+    ) async throws -> Acquired {
+        let group = cache.group
+        let flightKey = "\(UInt(bitPattern: ObjectIdentifier(group)))\n\(cache.client)\n\(tokenKey)"
+        let lockKey = "\(cache.client)\n\(tokenKey)"
+        let lockWait = timeout * 3 + .seconds(5)
+        let work: @Sendable () async throws -> Acquired = {
+            try await RefreshLock.shared.withLock(
+                group: group.name, directory: group.store.groupDirectory, key: lockKey, timeout: lockWait
+            ) {
+                // Another process may have stored the token while this one waited for the lock.
+                if let fresh = try lookUp(), !fresh.shouldRefresh { return Acquired(token: fresh.token, isFromCache: true) }
+                return Acquired(token: try await redeem(), isFromCache: false)
+            }
+        }
+        if let cached = try lookUp() {
+            if cached.shouldRefresh {
+                let logger = group.logger
+                let renewal = Self.flights.start(flightKey, work)
+                Task {
+                    // The token is still valid: a failed renewal only means trying again on the
+                    // next call past refresh_on.
+                    if case .failure(let error) = await renewal.result {
+                        logger.notice(
+                            "renewing a token past its refresh_on failed: \((error as? TokenCacheError)?.code.name ?? "\(type(of: error))")"
+                        )
+                    }
+                }
+            }
+            return Acquired(token: cached.token, isFromCache: true)
+        }
+        return try await Self.flights.run(flightKey, work)
+    }
+
+    private func check(_ credential: ClientCredential) throws {
+        guard credential.kind == credentialKind else {
+            throw TokenCacheError(
+                .invalidArgument,
+                "a client \(credential.kind == .secret ? "secret" : "certificate assertion") was passed, but this client is "
+                    + "configured for a \(credentialKind == .secret ? "client secret" : "certificate"); nothing was sent")
+        }
+    }
+}
+
+extension Scopes {
+    /// The scopes as one key: lower-cased and sorted, so callers asking for the same scopes in
+    /// another order or case share one request.
+    var flightKey: String { values.map { $0.lowercased() }.sorted().joined(separator: " ") }
+}
