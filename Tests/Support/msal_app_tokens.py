@@ -2,9 +2,13 @@
 
     python msal_app_tokens.py PORT SPEC.json
 
-SPEC = {"client_id", "cache_in": path or null, "cache_out": path, "requests": [{"tenant", "scopes"}]}.
+SPEC = {"client_id", "cache_in": path or null, "cache_out": path,
+        "requests": [{"tenant", "scopes", "kind"?, "assertion"?, "fmi_path"?, "code"?}]}.
 For each request a `ConfidentialClientApplication` for https://login.microsoftonline.com/<tenant>
-calls `acquire_token_for_client(scopes)` on one token cache (read from `cache_in` when given).
+calls, on one token cache (read from `cache_in` when given), by "kind":
+`acquire_token_for_client(scopes)` ("client", the default; with `fmi_path` when given),
+`acquire_token_on_behalf_of(assertion, scopes)` ("obo") or
+`acquire_token_by_authorization_code(code, scopes)` ("code").
 OIDC discovery is answered in memory; every token request goes to fake_authority.py on
 127.0.0.1:PORT, which counts it. Writes the cache's `serialize()` to `cache_out` and prints
 {"results": [{"tenant", "scopes", "secret", "token_source"}]}.
@@ -62,7 +66,15 @@ def main(port, spec_path):
         app = msal.ConfidentialClientApplication(
             spec["client_id"], client_credential="secret", authority="https://{}/{}".format(HOST, request["tenant"]),
             token_cache=cache, http_client=http, instance_discovery=False)
-        result = app.acquire_token_for_client(request["scopes"])
+        kind = request.get("kind", "client")
+        if kind == "obo":
+            result = app.acquire_token_on_behalf_of(request["assertion"], request["scopes"])
+        elif kind == "code":
+            result = app.acquire_token_by_authorization_code(request["code"], request["scopes"])
+        elif request.get("fmi_path"):
+            result = app.acquire_token_for_client(request["scopes"], fmi_path=request["fmi_path"])
+        else:
+            result = app.acquire_token_for_client(request["scopes"])
         assert "access_token" in result, result
         results.append({"tenant": request["tenant"], "scopes": request["scopes"], "secret": result["access_token"],
                         "token_source": result.get("token_source")})

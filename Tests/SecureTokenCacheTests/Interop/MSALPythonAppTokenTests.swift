@@ -19,6 +19,11 @@ import Testing
         struct Request: Encodable {
             var tenant: String
             var scopes: [String]
+            /// "client" (the default), "obo" or "code" (see `msal_app_tokens.py`).
+            var kind: String?
+            var assertion: String?
+            var fmi_path: String?
+            var code: String?
         }
         var client_id = MSALPythonAppTokenTests.daemon
         var cache_in: String?
@@ -35,11 +40,14 @@ import Testing
 
     /// Runs msal-python's `acquire_token_for_client` for every pair; returns its answers and the
     /// bytes its cache serialized to.
-    static func runMsalPython(_ authority: FakeAuthority, cacheIn: [UInt8]?) throws -> (results: [Result], cache: [UInt8]) {
+    static func runMsalPython(_ authority: FakeAuthority, cacheIn: [UInt8]?, requests: [Spec.Request]? = nil) throws -> (
+        results: [Result], cache: [UInt8]
+    ) {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("stc-app-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         var spec = Spec(cache_out: directory.appendingPathComponent("out.json").path)
+        if let requests { spec.requests = requests }
         if let cacheIn {
             let input = directory.appendingPathComponent("in.json")
             try Data(cacheIn).write(to: input)
@@ -115,5 +123,69 @@ import Testing
         }
         #expect(Set(results.map(\.secret)).count == 6)
         #expect(try group.exportMSAL(includeSecrets: true) == built)
+    }
+
+    /// A web API's cache as msal-python builds it with every server flow: client credentials
+    /// with `refresh_in`, an `fmi_path` token, on-behalf-of for two callers, and a web app's
+    /// authorization code. Our export of it is msal-python's bytes; its hashless OBO tokens are
+    /// its users' tokens, not anyone's OBO tokens; and msal-python keeps our OBO tokens intact.
+    @Test func aCacheBuiltWithEveryServerFlowExportsByteForByteAndKeepsOBOApart() async throws {
+        let authority = try FakeAuthority()
+        try await authority.control(["refresh_in": 1800])
+        let callers = ["carol", "erin"]
+        let assertions = try callers.map { name in
+            try UserAssertion(
+                Fixtures.jwt([
+                    "oid": .string("oid-\(name)"), "tid": .string(Fixtures.tenant),
+                    "preferred_username": .string("\(name)@contoso.com"),
+                ]))
+        }
+        let downstream = "api://downstream/Data.Read"
+        var requests = Self.pairs.map { Spec.Request(tenant: $0.tenant, scopes: [$0.scope]) }
+        requests.append(Spec.Request(tenant: Fixtures.tenant, scopes: ["api://resource/.default"], fmi_path: "SomeFmiPath/Path1"))
+        for assertion in assertions {
+            requests.append(Spec.Request(tenant: Fixtures.tenant, scopes: [downstream], kind: "obo", assertion: assertion.jwt))
+        }
+        requests.append(Spec.Request(tenant: Fixtures.tenant, scopes: ["User.Read"], kind: "code", code: "dave"))
+        let (results, built) = try Self.runMsalPython(authority, cacheIn: nil, requests: requests)
+        #expect(results.count == 10 && results.allSatisfy { $0.token_source == "identity_provider" })
+
+        let group = try Self.group()
+        try group.importMSAL(built)
+        #expect(try group.exportMSAL(includeSecrets: true) == built)
+
+        let cache = try TokenCache(clientId: Self.daemon, group: group)
+        let authorityURL = try Authority(host: "login.microsoftonline.com", tenant: Fixtures.tenant)
+        #expect(try cache.appToken(for: ["api://resource/.default"], authority: authorityURL) == nil)
+        for (number, name) in callers.enumerated() {
+            // msal-python wrote no assertion hash: not an OBO token for anyone...
+            #expect(try cache.onBehalfOfToken(for: [downstream], assertion: assertions[number], authority: authorityURL) == nil)
+            // ...but the user's token, which msal-python's acquire_token_silent serves too.
+            let account = try #require(try cache.account(username: "\(name)@contoso.com"))
+            #expect(try cache.accessToken(for: [downstream], account: account)?.token.secret == results[7 + number].secret)
+        }
+        let dave = try #require(try cache.account(username: "dave@contoso.com"))
+        #expect(try cache.accessToken(for: ["User.Read"], account: dave)?.token.secret == results[9].secret)
+
+        // Our OBO token for carol's assertion: served for it alone, and kept by msal-python.
+        let ours = try cache.storeOnBehalfOfToken(
+            try TokenResponse(fields: [
+                "token_type": .string("Bearer"), "access_token": .string("at-ours-obo"), "expires_in": .number("3599"),
+                "scope": .string(downstream),
+            ]),
+            for: TokenRequest(
+                clientId: Self.daemon, authority: authorityURL, scopes: [downstream], grantType: TokenCache.onBehalfOfGrant),
+            assertion: assertions[0])
+        #expect(ours.userAssertionHash == assertions[0].hash)
+        #expect(
+            try cache.onBehalfOfToken(for: [downstream], assertion: assertions[0], authority: authorityURL)?.token.secret
+                == "at-ours-obo")
+        #expect(try cache.onBehalfOfToken(for: [downstream], assertion: assertions[1], authority: authorityURL) == nil)
+        let exported = try group.exportMSAL(includeSecrets: true)
+        let before = try await Self.clientCredentialsRequests(authority)
+        let (again, reserialized) = try Self.runMsalPython(authority, cacheIn: exported)
+        #expect(again.allSatisfy { $0.token_source == "cache" })
+        #expect(try await Self.clientCredentialsRequests(authority) == before)
+        #expect(reserialized == exported)
     }
 }
