@@ -67,11 +67,16 @@ public struct ConfidentialClient: Sendable {
     ///   token endpoint's errors (`.serverError`, `.network`, `.malformedResponse`), delivered to
     ///   every caller that waited for the same request; `.lockTimeout` when another process
     ///   held the request for too long; the store's errors.
-    public func acquireAppToken(for scopes: Scopes, authority: Authority, credential: ClientCredential) async throws -> Acquired {
+    public nonisolated(nonsending) func acquireAppToken(for scopes: Scopes, authority: Authority, credential: ClientCredential)
+        async throws -> Acquired
+    {
         try check(credential)
+        if let cached = try cache.appToken(for: scopes, authority: authority), !cached.shouldRefresh {
+            return Acquired(token: cached.token, isFromCache: true)
+        }
         let cache = cache
-        let realm = try TokenCache.appRealm(of: authority, in: try cache.group.index())
         let lookUp = { @Sendable in try cache.appToken(for: scopes, authority: authority) }
+        let realm = try TokenCache.appRealm(of: authority, in: try cache.group.index())
         let request = TokenRequest(
             clientId: cache.clientId, authority: try Authority("\(authority.base)/\(realm)"), scopes: scopes,
             grantType: TokenCache.clientCredentialsGrant)
@@ -96,13 +101,17 @@ public struct ConfidentialClient: Sendable {
     /// - Throws: as ``acquireAppToken(for:authority:credential:)``, and `.interactionRequired`
     ///   when the authority refuses the assertion (`invalid_grant`, `interaction_required`):
     ///   the caller must get a new token, and the web API should send it the challenge.
-    public func acquireOnBehalfOfToken(
+    public nonisolated(nonsending) func acquireOnBehalfOfToken(
         for scopes: Scopes, assertion: UserAssertion, authority: Authority, credential: ClientCredential
     ) async throws -> Acquired {
         try check(credential)
+        if let cached = try cache.onBehalfOfToken(for: scopes, assertion: assertion, authority: authority), !cached.shouldRefresh
+        {
+            return Acquired(token: cached.token, isFromCache: true)
+        }
         let cache = cache
-        let tenant = try TokenCache.onBehalfOfTenant(of: authority, assertion: assertion)
         let lookUp = { @Sendable in try cache.onBehalfOfToken(for: scopes, assertion: assertion, authority: authority) }
+        let tenant = try TokenCache.onBehalfOfTenant(of: authority, assertion: assertion)
         let request = TokenRequest(
             clientId: cache.clientId, authority: try Authority("\(authority.base)/\(tenant)"), scopes: scopes,
             grantType: TokenCache.onBehalfOfGrant)
@@ -120,7 +129,7 @@ public struct ConfidentialClient: Sendable {
 
     /// The cached token, renewed in the background past `refresh_on`; or, on a miss, the token
     /// of the one request in flight for `key`.
-    private func acquire(
+    private nonisolated(nonsending) func acquire(
         key tokenKey: String, lookUp: @escaping @Sendable () throws -> TokenCache.CachedAccessToken?,
         redeem: @escaping @Sendable () async throws -> AccessToken
     ) async throws -> Acquired {

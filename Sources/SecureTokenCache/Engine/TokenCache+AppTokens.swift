@@ -1,4 +1,5 @@
 import HashTreeCollections
+import Synchronization
 
 /// App-only access tokens: what a daemon or a web API gets with its own credentials (the OAuth
 /// client-credentials grant), one set per tenant and resource, with no user and no account.
@@ -38,7 +39,9 @@ extension TokenCache {
     /// Scopes match as for user tokens: case-insensitively, as a subset of the token's. msal-python
     /// compares case-sensitively, so an app that asks for `API://Resource/.default` finds here a
     /// token msal-python stored for `api://resource/.default`, where msal-python would not. A token
-    /// stored with an extended cache key (msal-python's `fmi_path`) answers no lookup here.
+    /// stored with an extended cache key (msal-python's `fmi_path`) answers no lookup here. The
+    /// token stored for exactly these scopes answers first, at the same cost however many
+    /// resources the tenant has tokens for; a miss looks through the tenant's app tokens.
     ///
     /// - Parameters:
     ///   - scopes: the resource's scopes, usually one `<resource>/.default`.
@@ -50,13 +53,71 @@ extension TokenCache {
     ///   neither a tenant id nor a known domain; the store's errors when catching up with other
     ///   processes' writes.
     public func appToken(for scopes: Scopes, authority: Authority) throws -> CachedAccessToken? {
+        // As for a user's token (``LastHit``): an answer found at this generation of the group
+        // stays the answer for as long as it is unexpired.
+        let generation = group.generation
+        let question = AppQuestion(authority: authority.url, scopes: scopes)
+        if let answer = appAnswers.withLock({ $0.answer(question, at: generation) }) {
+            let now = group.clock()
+            if !answer.isExpired(at: now) {
+                return CachedAccessToken(token: answer, shouldRefresh: answer.shouldRefresh(at: now))
+            }
+        }
         try Self.checkAppScopes(scopes)
         let snapshot = try group.snapshot()
         let realm = try Self.appRealm(of: authority, in: snapshot.index)
         let now = group.clock()
+        // A tenant may hold a token for each of thousands of resources: the one stored for
+        // exactly these scopes is found by its key, as msal-python finds it, not by a scan.
+        let key = "-\(authority.environment.host)-accesstoken-\(client)-\(realm)-\(scopes.target)".lowercased()
         let found = snapshot.index.accessToken(
-            in: appBucket(environment: authority.environment, realm: realm), scopes: scopes, now: now)
+            in: appBucket(environment: authority.environment, realm: realm), key: EntryID(kind: .accessToken, key: key),
+            scopes: scopes, now: now)
+        if let found {
+            appAnswers.withLock { $0.remember(found, for: question, at: snapshot.cursor.generation) }
+        }
         return found.map { CachedAccessToken(token: $0, shouldRefresh: $0.shouldRefresh(at: now)) }
+    }
+
+    /// A question ``appToken(for:authority:)`` answered: the authority as given and the scopes.
+    struct AppQuestion: Hashable, Sendable {
+        let authority: String
+        let scopes: Scopes
+    }
+
+    /// The app tokens this cache last answered with, all found at one generation of the group.
+    ///
+    /// A server asks for the same few resources' tokens before every call it makes; the answers
+    /// of one generation hold until it moves (any commit of any process), and each stays the
+    /// answer while it is unexpired (as time passes, matches only drop out). Bounded: a cache
+    /// asked about more questions than ``limit`` starts again.
+    struct AppAnswers: Sendable {
+        static let limit = 256
+        private var generation: UInt64 = .max
+        private var answers: [AppQuestion: AccessToken] = [:]
+        /// The last question answered, checked first: comparing the caller's own strings again
+        /// (the same storage) costs less than hashing them.
+        private var last: (question: AppQuestion, token: AccessToken)?
+
+        /// The remembered answer to `question`, if it was found at `current`.
+        mutating func answer(_ question: AppQuestion, at current: UInt64) -> AccessToken? {
+            guard generation == current else { return nil }
+            if let last, last.question == question { return last.token }
+            guard let token = answers[question] else { return nil }
+            last = (question, token)
+            return token
+        }
+
+        /// Remembers `token` as the answer to `question` at `found`, forgetting answers of
+        /// another generation.
+        mutating func remember(_ token: AccessToken, for question: AppQuestion, at found: UInt64) {
+            if generation != found || answers.count >= Self.limit {
+                generation = found
+                answers.removeAll(keepingCapacity: true)
+            }
+            answers[question] = token
+            last = (question, token)
+        }
     }
 
     /// Stores a client-credentials response (an app-only token) in one transaction.

@@ -27,6 +27,8 @@ public final class TokenCache: Sendable {
     let clientKey: HashedString
     /// See ``LastHit``.
     private let lastHit = Mutex<LastHit?>(nil)
+    /// See ``AppAnswers``.
+    let appAnswers = Mutex(AppAnswers())
 
     /// A cache for `clientId` over `group`. Throws `.invalidArgument` for an empty client id.
     public init(clientId: String, group: CacheGroup) throws {

@@ -219,6 +219,22 @@ struct Index: Sendable {
         Self.accessToken(in: state.maps.accessTokens[bucket], scopes: scopes, now: now, margin: margin)
     }
 
+    /// ``accessToken(in:scopes:now:margin:)`` for a bucket that may hold a great many tokens (a
+    /// tenant's app tokens, one per resource): the token filed under `key`, msal-python's key
+    /// for exactly these scopes, answers at once when it is in the bucket and valid; only
+    /// otherwise is the bucket scanned.
+    func accessToken(in bucket: AccessTokenBucket, key: EntryID, scopes: Scopes, now: Int64, margin: Int64 = 300)
+        -> AccessToken?
+    {
+        if let stored = entries[key], case .accessToken(let token) = stored.entry, token.assertionKey == nil,
+            token.bucket == bucket, !token.isExpired(at: now, margin: margin),
+            scopes.isSubset(of: token.scopes)
+        {
+            return token
+        }
+        return accessToken(in: bucket, scopes: scopes, now: now, margin: margin)
+    }
+
     /// ``accessToken(in:scopes:now:margin:)`` among on-behalf-of tokens, whose bucket's account
     /// part is the assertion hash's key.
     func onBehalfOfAccessToken(in bucket: AccessTokenBucket, scopes: Scopes, now: Int64, margin: Int64 = 300) -> AccessToken? {

@@ -327,6 +327,63 @@ import Testing
         #expect(error.code == .invalidArgument)
     }
 
+    /// A tenant with a token for each of many resources: each lookup is answered by that
+    /// resource's own token (found by its key), a token under another cloud alias's key by the
+    /// scan, and a token under the key that is no app token (an OBO token msal-node stored on an
+    /// empty account) never.
+    @Test func aTenantWithManyResourcesAnswersEachLookupWithItsOwnToken() throws {
+        func entry(_ secret: String, target: String, host: String = "login.microsoftonline.com", extra: String = "") -> String {
+            """
+            {"credential_type": "AccessToken", "secret": "\(secret)", "home_account_id": null, "environment": "\(host)",
+             "client_id": "\(Self.daemon)", "target": "\(target)", "realm": "\(Fixtures.tenant)", "token_type": "Bearer",
+             "cached_at": "1700000000", "expires_on": "1700003599", "extended_expires_on": "1700003599"\(extra)}
+            """
+        }
+        func key(_ target: String, host: String = "login.microsoftonline.com") -> String {
+            "-\(host)-accesstoken-\(Self.daemon)-\(Fixtures.tenant)-\(target)".lowercased()
+        }
+        var entries = (0..<2_000).map {
+            "\"\(key("api://r\($0)/.default"))\": \(entry("at-\($0)", target: "api://r\($0)/.default"))"
+        }
+        entries.append(
+            "\"\(key("api://dotnet/.default", host: "login.windows.net"))\": \(entry("at-dotnet", target: "api://dotnet/.default", host: "login.windows.net"))"
+        )
+        // The exact app key of api://obo, holding an OBO token; the app token sits under another key.
+        entries.append(
+            "\"\(key("api://obo/.default"))\": \(entry("at-obo-token", target: "api://obo/.default", extra: #", "userAssertionHash": "aGFzaA""#))"
+        )
+        entries.append("\"other-key\": \(entry("at-app-for-obo", target: "api://obo/.default"))")
+        let group = try Fixtures.group(now: 1_700_000_100)
+        try group.importMSAL(Array("{\"AccessToken\": {\(entries.joined(separator: ","))}}".utf8))
+        let cache = try Self.cache(group)
+        for number in stride(from: 0, to: 2_000, by: 97) {
+            #expect(
+                try cache.appToken(for: ["api://r\(number)/.default"], authority: try Self.authority())?.token.secret
+                    == "at-\(number)")
+        }
+        #expect(try cache.appToken(for: ["API://R7/.default"], authority: try Self.authority())?.token.secret == "at-7")
+        #expect(try cache.appToken(for: ["api://dotnet/.default"], authority: try Self.authority())?.token.secret == "at-dotnet")
+        #expect(
+            try cache.appToken(for: ["api://obo/.default"], authority: try Self.authority())?.token.secret == "at-app-for-obo")
+        #expect(try cache.appToken(for: ["api://none/.default"], authority: try Self.authority()) == nil)
+        // Asked again (the remembered answers): the same tokens.
+        #expect(
+            try cache.appToken(for: ["api://obo/.default"], authority: try Self.authority())?.token.secret == "at-app-for-obo")
+        #expect(try cache.appToken(for: ["api://r97/.default"], authority: try Self.authority())?.token.secret == "at-97")
+    }
+
+    /// A remembered answer is forgotten when the group changes: a token deleted by another
+    /// writer is not served again.
+    @Test func aRememberedAnswerIsNotServedAfterTheGroupChanged() throws {
+        let store = MemoryStore(name: "test")
+        let cache = try Self.cache(try CacheGroup(name: "test", store: store, clock: { 1_700_000_000 }))
+        let other = try CacheGroup(name: "test", store: store, clock: { 1_700_000_000 })
+        try cache.storeAppToken(try Self.response("at-1"), for: try Self.request())
+        #expect(try cache.appToken(for: Self.graph, authority: try Self.authority())?.token.secret == "at-1")
+        #expect(try other.clear(.all).count == 2)
+        #expect(try cache.appToken(for: Self.graph, authority: try Self.authority()) == nil)
+    }
+
     @Test func aLookupWithoutScopesThrows() throws {
         let cache = try Self.cache(try Fixtures.group())
         let error = try #require(throws: TokenCacheError.self) { try cache.appToken(for: [], authority: try Self.authority()) }
