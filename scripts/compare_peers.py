@@ -144,6 +144,52 @@ def app_for(client_id, cache, http):
                                         instance_discovery=False)
 
 
+DAEMON = "55555555-aaaa-4bbb-8ccc-000000000005"
+
+
+def app_resource(number):
+    return "api://resource-%06d/.default" % number
+
+
+def write_app_cache(path, tokens):
+    """A daemon's cache as msal-python writes it: `tokens` app tokens in one tenant, one per resource."""
+    now = int(time.time())
+    entries = {}
+    for number in range(tokens):
+        target = app_resource(number)
+        key = "-{}-accesstoken-{}-{}-{}".format(HOST, DAEMON, TENANT, target).lower()
+        entries[key] = {
+            "credential_type": "AccessToken", "secret": "at-app-%d" % number, "home_account_id": None,
+            "environment": HOST, "client_id": DAEMON, "target": target, "realm": TENANT, "token_type": "Bearer",
+            "cached_at": str(now), "expires_on": str(now + 3599), "extended_expires_on": str(now + 3599)}
+    document = {"AccessToken": entries,
+                "AppMetadata": {"appmetadata-{}-{}".format(HOST, DAEMON): {"client_id": DAEMON, "environment": HOST}}}
+    with open(path, "w") as f:
+        json.dump(document, f, indent=4)
+
+
+def measure_app_tokens(tool, workdir, tokens, repeats, results):
+    """An app token served from the cache of a tenant with `tokens` of them: msal-python's
+    `acquire_token_for_client` beside the engine's lookup and acquisition (PeerCompare app-hit)."""
+    path = os.path.join(workdir, "app-%d.json" % tokens)
+    write_app_cache(path, tokens)
+    scope = app_resource(tokens // 2)
+    cache = msal.SerializableTokenCache()
+    with open(path) as f:
+        cache.deserialize(f.read())
+    http = OfflineHttpClient()
+    app = msal.ConfidentialClientApplication(DAEMON, client_credential="unused", authority=AUTHORITY,
+                                             token_cache=cache, http_client=http, instance_discovery=False)
+    result = app.acquire_token_for_client([scope])
+    assert result.get("token_source") == "cache", result
+    results["py.app_hit.%d" % tokens] = loop(lambda: app.acquire_token_for_client([scope]), repeats)
+    assert not http.network_calls, http.network_calls
+    output = subprocess.run([tool, "app-hit", path, str(tokens), DAEMON, TENANT, scope, str(repeats)],
+                            check=True, capture_output=True, text=True).stdout
+    for key, value in json.loads(output).items():
+        results["engine:" + key] = value["ns"]
+
+
 def measure_msal(path, tokens, repeats, results):
     with open(path) as f:
         text = f.read()
@@ -398,17 +444,21 @@ def main():
     parser.add_argument("--engine", required=True, help="PeerCompare run's JSON")
     parser.add_argument("--sizes", default="10,1000,10000")
     parser.add_argument("--ext-sizes", default="10,1000")
+    parser.add_argument("--app-sizes", default="10,10000,200000", help="app tokens in one tenant")
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--keyring", action="store_true", help="also LibsecretPersistence (needs a session bus)")
     parser.add_argument("--tool", required=True, help="the PeerCompare binary (for the alternating open)")
     parser.add_argument("--open-rounds", type=int, default=5, help="rounds of the alternating open (5 samples a side each)")
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
-    sizes = [int(s) for s in args.sizes.split(",")]
-    ext_sizes = [int(s) for s in args.ext_sizes.split(",")]
+    sizes = [int(s) for s in args.sizes.split(",") if s]
+    ext_sizes = [int(s) for s in args.ext_sizes.split(",") if s]
+    app_sizes = [int(s) for s in args.app_sizes.split(",") if s]
     load_before = os.getloadavg()
 
     results = {}
+    for tokens in app_sizes:
+        measure_app_tokens(args.tool, args.workdir, tokens, args.repeats, results)
     for tokens in sizes:
         measure_msal(os.path.join(args.workdir, "cache-%d.json" % tokens), tokens, args.repeats, results)
     for tokens in sizes:
@@ -492,6 +542,11 @@ def main():
                 % (args.open_rounds * 5, n), "py.deserialize.alternating.%d" % n, "file.open.alternating.%d" % n, 1)
         row("deserialize (plaintext, fresh interpreter) vs open FileStore group, each in its own run [%d]" % n,
             "py.deserialize.%d" % n, "file.open.%d" % n)
+    for n in app_sizes:
+        row("app token hit: acquire_token_for_client (from the cache) vs ConfidentialClient.acquireAppToken "
+            "[%d in the tenant]" % n, "py.app_hit.%d" % n, "memory.appAcquireHit.%d" % n, 100)
+        row("app token hit: acquire_token_for_client (from the cache) vs appToken(for:authority:) "
+            "[%d in the tenant]" % n, "py.app_hit.%d" % n, "memory.appHit.%d" % n)
     for n in ext_sizes:
         at1k = n == 1000
         for label, store, write_target in (("ext_file", "file", 50), ("ext_keyring", "keyring", 5)):
@@ -546,7 +601,7 @@ def main():
         "- medians; engine timed by Benchmarks/Sources/PeerCompare (release build), peers by "
         "time.perf_counter_ns loops; ratio = peer / engine",
         "",
-        "| operation [cached access tokens] | peer measurement | peer median | engine median | ratio | target (issue 7, msal-file: issue 19) |",
+        "| operation [cached access tokens] | peer measurement | peer median | engine median | ratio | target (issue 7, msal-file: issue 19, app tokens: issue 21) |",
         "|---|---|---|---|---|---|",
     ]
     missed = {k: v for k, v in results.items() if "_missed." in k}

@@ -13,6 +13,11 @@
 //                                         writes to a STORE group by another process (PeerCompare
 //                                         serve-writer), each followed by a timed first lookup
 //                                         here; prints the nanoseconds
+//   PeerCompare app-hit PATH TOKENS CLIENT TENANT SCOPE [REPEATS]
+//                                         imports the MSAL JSON at PATH (a tenant's app tokens, as
+//                                         compare_peers.py writes them) into a memory group and
+//                                         times a hit of CLIENT's app token for SCOPE: the lookup
+//                                         (appToken) and the acquisition (ConfidentialClient)
 //   PeerCompare [--keyring] shared-write PATH ACCOUNT PREFIX COUNT PAUSE-MS
 //                                         for SharedPeerProofs: COUNT writes to the msal-file
 //                                         cache at PATH, or with --keyring to the azure-identity
@@ -299,6 +304,11 @@ case "run" where arguments.count >= 3:
         }
     }
     printJSON()
+case "app-hit" where arguments.count >= 7:
+    try await measureAppHit(
+        path: arguments[2], tokens: Int(arguments[3])!, client: arguments[4], tenant: arguments[5], scope: arguments[6],
+        repeats: arguments.count > 7 ? Int(arguments[7])! : 7)
+    printJSON()
 case "serve-open" where arguments.count == 3:
     // For scripts/compare_peers.py, which alternates the engine's open with msal-python's
     // deserialize sample by sample, so that both sides see the same moments of a shared machine:
@@ -507,5 +517,40 @@ func sharedWrite(keyring: Bool, path: String, account: String, prefix: String, c
         interval.tv_sec = pause / 1_000_000
         interval.tv_nsec = (pause % 1_000_000) * 1000
         nanosleep(&interval, nil)
+    }
+}
+
+/// Times a hit of `client`'s app token for `scope` in `tenant`, in a memory group that imported
+/// the MSAL JSON at `path`: the lookup and the acquisition. (Not on the main actor, as an app's
+/// server code is not: each call of an async body would hop to it and back.)
+func measureAppHit(path: String, tokens: Int, client clientId: String, tenant: String, scope: String, repeats: Int) async throws {
+    let group = CacheGroup(inMemory: "stc-compare-app")
+    try group.importMSAL(Array(try Data(contentsOf: URL(fileURLWithPath: path))))
+    let cache = try TokenCache(clientId: clientId, group: group)
+    let authority = try Authority("https://login.microsoftonline.com/\(tenant)")
+    let scopes: Scopes = [scope]
+    guard try cache.appToken(for: scopes, authority: authority) != nil else { fatalError("app-hit: no token for the scope") }
+    try loop("memory.appHit.\(tokens)", iterations: 20_000, repeats: repeats) {
+        consume(try cache.appToken(for: scopes, authority: authority))
+    }
+    // Nothing is sent: every call is a hit (a miss would fail on this endpoint).
+    let client = ConfidentialClient(cache: cache, credentialKind: .secret, endpoint: NoEndpoint())
+    try await loop("memory.appAcquireHit.\(tokens)", iterations: 20_000, repeats: repeats) {
+        consume(try await client.acquireAppToken(for: scopes, authority: authority, credential: .secret("unused")))
+    }
+}
+
+/// A token endpoint that refuses everything: app-hit measures hits only.
+struct NoEndpoint: TokenEndpointClient {
+    func redeem(refreshToken: String, clientId: String, scopes: Scopes, endpoint: String, timeout: Duration) async throws
+        -> TokenResponse
+    {
+        fatalError("app-hit: a refresh was attempted")
+    }
+
+    func requestToken(grant: ConfidentialGrant, clientId: String, scopes: Scopes, endpoint: String, timeout: Duration)
+        async throws -> TokenResponse
+    {
+        fatalError("app-hit: a token request was sent; every call should have been a hit")
     }
 }
