@@ -192,20 +192,25 @@ struct EntryDecoder {
         var texts = InlineArray<32, Int32>(repeating: -1)
         var assertion: Int32 = -1
         for member in members {
-            let slot: Int32
-            switch member.value {
-            case .string(var text), .number(var text):
-                slot = text.withUTF8 { Int32(truncatingIfNeeded: interner.slot(of: UnsafeRawBufferPointer($0))) }
-            default:
-                slot = -1
-            }
+            // Only the members filed by are interned (never a secret).
             if let field = KnownField(name: member.key) {
-                if Self.filingFields & 1 << UInt32(field.rawValue) != 0 { texts[Int(field.rawValue)] = slot }
+                guard Self.filingFields & 1 << UInt32(field.rawValue) != 0 else { continue }
+                texts[Int(field.rawValue)] = interned(member.value)
             } else if UserAssertion.memberNames.contains(member.key) {
-                assertion = slot
+                assertion = interned(member.value)
             }
         }
         return FilingSlots(texts, assertion: assertion)
+    }
+
+    /// The interned slot of a member's text (-1: no text).
+    private mutating func interned(_ value: JSONValue) -> Int32 {
+        switch value {
+        case .string(var text), .number(var text):
+            text.withUTF8 { Int32(truncatingIfNeeded: interner.slot(of: UnsafeRawBufferPointer($0))) }
+        default:
+            -1
+        }
     }
 
     /// Whether the slot holds text that is not empty.
