@@ -89,3 +89,16 @@ func docConfidentialClient(cache: TokenCache, authority: Authority, secret: Stri
         for: ["https://graph.microsoft.com/.default"], authority: authority, credential: .secret(secret))
     send(authorization: "Bearer \(token.token.secret)")
 }
+
+/// The "Server apps" article: passing the authority's challenge on to the web API's caller.
+func serverAppsChallenge(
+    client: ConfidentialClient, scopes: Scopes, assertion: UserAssertion, tenant: Authority, credential: ClientCredential
+) async throws {
+    do {
+        let token = try await client.acquireOnBehalfOfToken(
+            for: scopes, assertion: assertion, authority: tenant, credential: credential)
+        send(authorization: "Bearer \(token.token.secret)")
+    } catch let error as TokenCacheError where error.code == .interactionRequired {
+        challenge(error.server?.suberror)
+    }
+}

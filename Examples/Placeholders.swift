@@ -15,3 +15,6 @@ func signInInteractively(scopes: [String]) async throws -> [UInt8] { [] }
 /// Sends the app's client-credentials request (its secret or certificate assertion) to the
 /// authority's token endpoint and returns the answer as JSON bytes; outside this library's scope.
 func redeemClientCredentials(scopes: Scopes, authority: Authority) async throws -> [UInt8] { [] }
+
+/// Answers a web API's caller with a `WWW-Authenticate` challenge (a sample's stand-in).
+func challenge(_ suberror: String?) {}

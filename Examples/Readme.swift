@@ -53,3 +53,22 @@ func readmeServer() async throws {
 func readmeAzureCLI() throws {
     try sharingWithAzureCLI()
 }
+
+/// README.md, "Server apps": a web API's own token and a token on behalf of its caller.
+func readmeServerApps(configuration: CacheConfiguration, clientSecret: String, incomingBearerToken: String) async throws {
+    let group = try CacheGroup.open("com.contoso.web-api", configuration: configuration)
+    let cache = try TokenCache(clientId: "66666666-aaaa-4bbb-8ccc-000000000006", group: group)
+    let client = ConfidentialClient(cache: cache, credentialKind: .secret)
+    let tenant = try Authority("https://login.microsoftonline.com/72f988bf-86f1-41af-91ab-2d7cd011db47")
+
+    // The web API's own token for Microsoft Graph.
+    let graph = try await client.acquireAppToken(
+        for: ["https://graph.microsoft.com/.default"], authority: tenant, credential: .secret(clientSecret))
+    send(authorization: "Bearer \(graph.token.secret)")
+
+    // A token for a downstream API, for the user whose bearer token this request carried.
+    let assertion = try UserAssertion(incomingBearerToken)
+    let downstream = try await client.acquireOnBehalfOfToken(
+        for: ["api://downstream/Data.Read"], assertion: assertion, authority: tenant, credential: .secret(clientSecret))
+    send(authorization: "Bearer \(downstream.token.secret)")
+}
