@@ -13,6 +13,8 @@ struct ClearCommand: ParsableCommand {
               --client ID     every entry of a client id (its tokens, a family refresh token it
                               obtained too, its app metadata) and its sign-in state
               --expired       every access token already expired
+              --kind K        every app-only (app) or on-behalf-of (obo) access token; with
+                              --client, only that client's
 
             cachetool first lists what it will remove. On a terminal it then asks for \
             confirmation; --yes skips the question. When standard input is not a terminal and \
@@ -26,6 +28,7 @@ struct ClearCommand: ParsableCommand {
               cachetool clear --expired --yes
               cachetool clear --account alice@contoso.com --dry-run
               cachetool clear --client 04b07795-8ddb-461a-bbee-02f9e1bf7b46
+              cachetool clear --kind obo --client 66666666-aaaa-4bbb-8ccc-000000000006 --yes
               cachetool clear --all --yes --json
               cachetool clear --all --yes --store azure-cli      (signs Azure CLI out)
             """
@@ -43,6 +46,9 @@ struct ClearCommand: ParsableCommand {
     @Flag(help: "Remove expired access tokens.")
     var expired = false
 
+    @Option(help: ArgumentHelp("Remove the access tokens of this kind: app or obo.", valueName: "kind"))
+    var kind: HolderOption?
+
     @Flag(help: "Show what would be removed, and remove nothing.")
     var dryRun = false
 
@@ -55,13 +61,18 @@ struct ClearCommand: ParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func validate() throws {
-        let chosen = [all, account != nil, client != nil, expired].filter { $0 }.count
+        // --client narrows --kind; alone it is a selection of its own.
+        let chosen = [all, account != nil, client != nil && kind == nil, expired, kind != nil].filter { $0 }.count
         guard chosen == 1 else {
-            throw ValidationError("give exactly one of --all, --account, --client or --expired")
+            throw ValidationError("give exactly one of --all, --account, --client, --expired or --kind")
+        }
+        if kind == .user {
+            throw ValidationError("--kind takes app or obo: a user's tokens are cleared with --account or --client")
         }
     }
 
     var selection: CacheGroup.ClearSelection {
+        if let kind { return .accessTokens(of: kind.holder, clientId: client) }
         if let account { return .account(account) }
         if let client { return .client(client) }
         if expired { return .expiredAccessTokens }

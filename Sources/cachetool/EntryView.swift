@@ -22,8 +22,11 @@ struct EntryView {
     /// credentials), which belongs to no user; an on-behalf-of token's is marked `(obo)`, as
     /// only the holder of its assertion is served it.
     var accountText: String {
-        if entry.isOnBehalfOf { return entry.username.map { "(obo) \($0)" } ?? "(obo)" }
-        return entry.kind == .accessToken && entry.homeAccountId == nil ? "(app)" : entry.username ?? ""
+        switch entry.holder {
+        case .onBehalfOf?: entry.username.map { "(obo) \($0)" } ?? "(obo)"
+        case .app?: "(app)"
+        default: entry.username ?? ""
+        }
     }
 
     var entryCells: [String] {

@@ -17,8 +17,9 @@ struct ListCommand: ParsableCommand {
             user assertion it was redeemed from, shows "(obo)" before its user's name. \
             `list apps` shows the per-client app metadata; `list all` shows every entry.
 
-            The ID column names an entry for `cachetool show`. --client and --account narrow \
-            the listing; --account takes a home account id or a username, case-insensitively, \
+            The ID column names an entry for `cachetool show`. --client, --account and --kind \
+            narrow the listing; --kind user, app or obo keeps a user's entries, app-only access \
+            tokens or on-behalf-of access tokens (with tokens or all); --account takes a home account id or a username, case-insensitively, \
             and fails with exit status 3 when the group has no such account. With --json the \
             output is a JSON array with one object per row, carrying the table's values under \
             the same names (plus the entry's MSAL key and absolute expiry).
@@ -28,6 +29,7 @@ struct ListCommand: ParsableCommand {
               cachetool list tokens --client 04b07795-8ddb-461a-bbee-02f9e1bf7b46
               cachetool list tokens --account alice@contoso.com --json | jq '.[].expiresIn'
               cachetool list tokens --from ~/.azure/msal_token_cache.json
+              cachetool list tokens --kind obo --client 66666666-aaaa-4bbb-8ccc-000000000006
             """
     )
 
@@ -44,8 +46,17 @@ struct ListCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Only entries of this account: a home account id or a username.", valueName: "id-or-username"))
     var account: String?
 
+    @Option(help: ArgumentHelp("Only tokens of this kind of holder: user, app or obo.", valueName: "kind"))
+    var kind: HolderOption?
+
     @Flag(help: "Print a JSON array with the same rows.")
     var json = false
+
+    func validate() throws {
+        if kind != nil, listing == .accounts || listing == .apps {
+            throw ValidationError("--kind narrows a listing of tokens or all, not of \(listing.rawValue)")
+        }
+    }
 
     @OptionGroup var source: SourceOptions
     @OptionGroup var global: GlobalOptions
@@ -72,7 +83,7 @@ struct ListCommand: ParsableCommand {
         case .all:
             entries = try group.entries(.init(clientId: client, account: account))
         }
-        let views = entries.map { EntryView(entry: $0, now: now) }
+        let views = entries.filter { kind == nil || $0.holder == kind?.holder }.map { EntryView(entry: $0, now: now) }
         if json {
             Console.line(
                 JSONWriter.text(.array(views.map { listing == .accounts ? $0.accountJSON : $0.entryJSON }), style: .pretty))
@@ -85,5 +96,18 @@ struct ListCommand: ParsableCommand {
         var table = Table(listing == .accounts ? EntryView.accountHeaders : EntryView.entryHeaders)
         for view in views { table.append(listing == .accounts ? view.accountCells : view.entryCells) }
         Console.out(table.render())
+    }
+}
+
+/// `--kind`: whom tokens are for (``GroupEntry/Holder``), as the options spell it.
+enum HolderOption: String, ExpressibleByArgument, CaseIterable {
+    case user, app, obo
+
+    var holder: GroupEntry.Holder {
+        switch self {
+        case .user: .user
+        case .app: .app
+        case .obo: .onBehalfOf
+        }
     }
 }

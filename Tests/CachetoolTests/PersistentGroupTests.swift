@@ -79,6 +79,52 @@ import Testing
         }
     }
 
+    /// A server's group: a user's sign-in, an app-only token and an on-behalf-of token of one
+    /// web API. `--kind` lists and clears each kind apart.
+    @Test(arguments: stores)
+    func listAndClearByKindTouchOnlyThatKindsTokens(store: StoreUnderTest) throws {
+        let group = try Group(store)
+        try group.importVector("v1_single_account")
+        let api = "66666666-aaaa-4bbb-8ccc-000000000006"
+        let tenant = "72f988bf-86f1-41af-91ab-2d7cd011db47"
+        func token(_ secret: String, target: String, account: String, extra: String = "") -> String {
+            """
+            {"credential_type": "AccessToken", "secret": "\(secret)", "home_account_id": \(account),
+             "environment": "login.microsoftonline.com", "client_id": "\(api)", "target": "\(target)", "realm": "\(tenant)",
+             "token_type": "Bearer", "cached_at": "1700000000", "expires_on": "4000000000",
+             "extended_expires_on": "4000000000"\(extra)}
+            """
+        }
+        let server = """
+            {"AccessToken": {
+            "app-key": \(token("at-app-secret", target: "https://graph.microsoft.com/.default", account: "null")),
+            "obo-key": \(token("at-obo-secret", target: "api://downstream/Data.Read", account: "\"\"",
+                extra: #", "userAssertionHash": "mE3PxTLwW99wMuxBMZVXlrUFn-AKt5rPdcX53yPqyrE""#))}}
+            """
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("stc-kind-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try Data(server.utf8).write(to: file)
+        #expect(try group.run(["import", file.path]).status == 0)
+
+        let users = try #require(try group.run(["list", "tokens", "--kind", "user", "--json"]).json() as? [[String: Any]])
+        let apps = try #require(try group.run(["list", "tokens", "--kind", "app", "--json"]).json() as? [[String: Any]])
+        let obos = try #require(try group.run(["list", "tokens", "--kind", "obo", "--json"]).json() as? [[String: Any]])
+        #expect(apps.count == 1 && obos.count == 1)
+        #expect(users.count == (try group.listing("tokens")).count - 2)
+        #expect(users.allSatisfy { $0["clientId"] as? String != api })
+
+        let cleared = try group.run(["clear", "--kind", "obo", "--client", api, "--yes", "--json"])
+        #expect(cleared.status == 0, "\(cleared)")
+        #expect(!cleared.stdout.contains("at-obo-secret"))
+        #expect((try group.run(["list", "tokens", "--kind", "obo", "--json"]).json() as? [[String: Any]])?.isEmpty == true)
+        #expect((try group.run(["list", "tokens", "--kind", "app", "--json"]).json() as? [[String: Any]])?.count == 1)
+        #expect((try group.run(["list", "tokens", "--kind", "user", "--json"]).json() as? [[String: Any]])?.count == users.count)
+        // A user's tokens are cleared by account or client, not by kind.
+        let refused = try group.run(["clear", "--kind", "user", "--yes"])
+        #expect(refused.status == 2 && refused.stderr.contains("--kind takes app or obo"), "\(refused)")
+        #expect((try group.run(["list", "tokens", "--kind", "user", "--json"]).json() as? [[String: Any]])?.count == users.count)
+    }
+
     @Test(arguments: stores)
     func clearWithoutATerminalOrYesRefusesAndChangesNothing(store: StoreUnderTest) throws {
         let group = try Group(store)

@@ -15,6 +15,9 @@ extension CacheGroup {
         case client(String)
         /// Every access token already expired (no margin).
         case expiredAccessTokens
+        /// Every access token of `holder` (app-only or on-behalf-of), of one client id when
+        /// `clientId` is given (case-insensitive). A user's tokens are cleared by account.
+        case accessTokens(of: GroupEntry.Holder, clientId: String?)
     }
 
     /// What ``clear(_:)`` would remove now, in ``entries(_:)``'s order: for a preview or a dry
@@ -53,7 +56,7 @@ extension CacheGroup {
                 }
             case .client(let client):
                 transaction.updateClientState(client.lowercased()) { $0 = ClientState() }
-            case .expiredAccessTokens:
+            case .expiredAccessTokens, .accessTokens:
                 break
             }
             return removed
@@ -76,6 +79,17 @@ extension CacheGroup {
             }
         case .expiredAccessTokens:
             doomed = index.expiredAccessTokens(now: now).compactMap { index[$0] }
+        case .accessTokens(let holder, let clientId):
+            guard holder != .user else {
+                throw TokenCacheError(
+                    .invalidArgument, "a user's tokens are cleared by account (clear(.account(...))) or by client")
+            }
+            let client = clientId?.lowercased()
+            doomed = index.entries.values.filter { stored in
+                guard case .accessToken(let token) = stored.entry, client == nil || token.clientId.lowercased() == client
+                else { return false }
+                return holder == .onBehalfOf ? token.assertionKey != nil : token.assertionKey == nil && token.homeAccountId == nil
+            }
         }
         doomed.sort { ($0.id.kind.creationOrder, $0.ordinal) < ($1.id.kind.creationOrder, $1.ordinal) }
         return doomed

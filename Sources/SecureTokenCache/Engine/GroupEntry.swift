@@ -42,6 +42,28 @@ public struct GroupEntry: Sendable, Hashable {
         kind == .accessToken && UserAssertion.memberNames.contains { !(fields.string($0) ?? "").isEmpty }
     }
 
+    /// Whom a token is for, as a server's cache tells its tokens apart.
+    public enum Holder: String, Sendable, Hashable, CaseIterable {
+        /// A user: a desktop or web app's sign-in (refresh, id and access tokens, accounts).
+        case user
+        /// The app itself: an app-only access token (client credentials).
+        case app
+        /// A web API's caller: an on-behalf-of access token, served only for its assertion.
+        case onBehalfOf = "obo"
+    }
+
+    /// Whom this entry is for: ``Holder/app`` for an app-only access token,
+    /// ``Holder/onBehalfOf`` for an on-behalf-of one, ``Holder/user`` for the other tokens and
+    /// accounts; `nil` for app metadata, which is no one's.
+    public var holder: Holder? {
+        switch kind {
+        case .appMetadata: nil
+        case .accessToken where isOnBehalfOf: .onBehalfOf
+        case .accessToken where homeAccountId == nil: .app
+        default: .user
+        }
+    }
+
     /// The kind prefix of ``id``.
     public static func idPrefix(_ kind: CredentialKind) -> String {
         switch kind {
