@@ -15,20 +15,23 @@ struct ClearCommand: ParsableCommand {
               --expired       every access token already expired
               --kind K        every app-only (app) or on-behalf-of (obo) access token; with
                               --client, only that client's
+              --partition P   every entry of one partition (see `list partitions`): an app's
+                              tokens in a tenant, one assertion's on-behalf-of tokens, or a user
 
             cachetool first lists what it will remove. On a terminal it then asks for \
             confirmation; --yes skips the question. When standard input is not a terminal and \
             --yes is missing it refuses (exit status 2) and changes nothing. Declining exits \
             with status 9. The removal is one transaction: all of it happens or none. It then \
             reports what it removed, which may differ from the list if another process wrote in \
-            between. --dry-run lists and stops. An --account or --client that names nothing in \
-            the group exits with status 3.
+            between. --dry-run lists and stops. An --account, --client or --partition that names \
+            nothing in the group exits with status 3.
 
             EXAMPLES
               cachetool clear --expired --yes
               cachetool clear --account alice@contoso.com --dry-run
               cachetool clear --client 04b07795-8ddb-461a-bbee-02f9e1bf7b46
               cachetool clear --kind obo --client 66666666-aaaa-4bbb-8ccc-000000000006 --yes
+              cachetool clear --partition 66666666-aaaa-4bbb-8ccc-000000000006_72f988bf-86f1-41af-91ab-2d7cd011db47_AppTokenCache
               cachetool clear --all --yes --json
               cachetool clear --all --yes --store azure-cli      (signs Azure CLI out)
             """
@@ -49,6 +52,9 @@ struct ClearCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Remove the access tokens of this kind: app or obo.", valueName: "kind"))
     var kind: HolderOption?
 
+    @Option(help: ArgumentHelp("Remove every entry of the partition with this key.", valueName: "key"))
+    var partition: String?
+
     @Flag(help: "Show what would be removed, and remove nothing.")
     var dryRun = false
 
@@ -62,9 +68,10 @@ struct ClearCommand: ParsableCommand {
 
     func validate() throws {
         // --client narrows --kind; alone it is a selection of its own.
-        let chosen = [all, account != nil, client != nil && kind == nil, expired, kind != nil].filter { $0 }.count
+        let chosen = [all, account != nil, client != nil && kind == nil, expired, kind != nil, partition != nil].filter { $0 }
+            .count
         guard chosen == 1 else {
-            throw ValidationError("give exactly one of --all, --account, --client, --expired or --kind")
+            throw ValidationError("give exactly one of --all, --account, --client, --expired, --kind or --partition")
         }
         if kind == .user {
             throw ValidationError("--kind takes app or obo: a user's tokens are cleared with --account or --client")
@@ -72,6 +79,7 @@ struct ClearCommand: ParsableCommand {
     }
 
     var selection: CacheGroup.ClearSelection {
+        if let partition { return .partition(partition) }
         if let kind { return .accessTokens(of: kind.holder, clientId: client) }
         if let account { return .account(account) }
         if let client { return .client(client) }

@@ -1,7 +1,8 @@
 import ArgumentParser
 import SecureTokenCache
 
-/// `cachetool list accounts|tokens|apps|all`: one row per entry, secrets as fingerprints.
+/// `cachetool list accounts|tokens|apps|partitions|all`: one row per entry (or partition),
+/// secrets as fingerprints.
 struct ListCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "list",
@@ -15,11 +16,18 @@ struct ListCommand: ParsableCommand {
             app-only token (client credentials) has no account: its ACCOUNT is "(app)" \
             (`null` with --json). An on-behalf-of token, served only to the holder of the \
             user assertion it was redeemed from, shows "(obo)" before its user's name. \
-            `list apps` shows the per-client app metadata; `list all` shows every entry.
+            `list apps` shows the per-client app metadata; `list all` shows every entry. \
+            `list partitions` shows one row per partition, named as MSAL.NET names its cache \
+            keys: an app's app-only tokens in one tenant (<client>_<tenant>_AppTokenCache), \
+            the on-behalf-of tokens of one user assertion (the assertion's hash), or a user \
+            (the home account id), with how many entries, access and refresh tokens it holds \
+            and when its last access token expires.
 
-            The ID column names an entry for `cachetool show`. --client, --account and --kind \
-            narrow the listing; --kind user, app or obo keeps a user's entries, app-only access \
-            tokens or on-behalf-of access tokens (with tokens or all); --account takes a home account id or a username, case-insensitively, \
+            The ID column names an entry for `cachetool show`. --client, --account, --kind and \
+            --partition narrow the listing; --kind user, app or obo keeps a user's entries, \
+            app-only access tokens or on-behalf-of access tokens (with tokens, partitions or \
+            all); --partition keeps one partition's entries; --account takes a home account id \
+            or a username, case-insensitively, \
             and fails with exit status 3 when the group has no such account. With --json the \
             output is a JSON array with one object per row, carrying the table's values under \
             the same names (plus the entry's MSAL key and absolute expiry).
@@ -30,14 +38,15 @@ struct ListCommand: ParsableCommand {
               cachetool list tokens --account alice@contoso.com --json | jq '.[].expiresIn'
               cachetool list tokens --from ~/.azure/msal_token_cache.json
               cachetool list tokens --kind obo --client 66666666-aaaa-4bbb-8ccc-000000000006
+              cachetool list partitions --kind app
             """
     )
 
     enum Listing: String, ExpressibleByArgument, CaseIterable {
-        case accounts, tokens, apps, all
+        case accounts, tokens, apps, partitions, all
     }
 
-    @Argument(help: ArgumentHelp("What to list: accounts, tokens, apps or all.", valueName: "what"))
+    @Argument(help: ArgumentHelp("What to list: accounts, tokens, apps, partitions or all.", valueName: "what"))
     var listing: Listing
 
     @Option(help: ArgumentHelp("Only entries of this client (application) id.", valueName: "id"))
@@ -49,12 +58,21 @@ struct ListCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Only tokens of this kind of holder: user, app or obo.", valueName: "kind"))
     var kind: HolderOption?
 
+    @Option(help: ArgumentHelp("Only entries of the partition with this key.", valueName: "key"))
+    var partition: String?
+
     @Flag(help: "Print a JSON array with the same rows.")
     var json = false
 
     func validate() throws {
         if kind != nil, listing == .accounts || listing == .apps {
-            throw ValidationError("--kind narrows a listing of tokens or all, not of \(listing.rawValue)")
+            throw ValidationError("--kind narrows a listing of tokens, partitions or all, not of \(listing.rawValue)")
+        }
+        if partition != nil, listing == .apps || listing == .partitions {
+            throw ValidationError("--partition narrows a listing of tokens, accounts or all, not of \(listing.rawValue)")
+        }
+        if listing == .partitions, client != nil || account != nil {
+            throw ValidationError("list partitions takes --kind, not --client or --account")
         }
     }
 
@@ -64,10 +82,14 @@ struct ListCommand: ParsableCommand {
     func run() throws {
         let group = try source.open(global)
         let now = Console.now
+        if listing == .partitions {
+            try listPartitions(of: group, now: now)
+            return
+        }
         let entries: [GroupEntry]
         switch listing {
         case .accounts:
-            var accounts = try group.entries(.init(kinds: [.account], account: account))
+            var accounts = try group.entries(.init(kinds: [.account], account: account, partition: partition))
             if let client {
                 // Accounts have no client id: keep those the client holds credentials for.
                 let homes = Set(
@@ -77,11 +99,12 @@ struct ListCommand: ParsableCommand {
             }
             entries = accounts
         case .tokens:
-            entries = try group.entries(.init(kinds: EntryView.tokenKinds, clientId: client, account: account))
-        case .apps:
+            entries = try group.entries(
+                .init(kinds: EntryView.tokenKinds, clientId: client, account: account, partition: partition))
+        case .apps, .partitions:
             entries = try group.entries(.init(kinds: [.appMetadata], clientId: client, account: account))
         case .all:
-            entries = try group.entries(.init(clientId: client, account: account))
+            entries = try group.entries(.init(clientId: client, account: account, partition: partition))
         }
         let views = entries.filter { kind == nil || $0.holder == kind?.holder }.map { EntryView(entry: $0, now: now) }
         if json {
@@ -95,6 +118,41 @@ struct ListCommand: ParsableCommand {
         }
         var table = Table(listing == .accounts ? EntryView.accountHeaders : EntryView.entryHeaders)
         for view in views { table.append(listing == .accounts ? view.accountCells : view.entryCells) }
+        Console.out(table.render())
+    }
+
+    /// `list partitions`: one row per partition of `group`, of holder ``kind`` when given.
+    private func listPartitions(of group: CacheGroup, now: Int64) throws {
+        let partitions = try group.partitions().filter { kind == nil || $0.partition.holder == kind?.holder }
+        if json {
+            Console.line(
+                JSONWriter.text(
+                    .array(
+                        partitions.map { summary in
+                            .object([
+                                "kind": .string(summary.partition.holder.rawValue),
+                                "key": .string(summary.partition.key),
+                                "entries": .integer(summary.entryCount),
+                                "accessTokens": .integer(summary.accessTokenCount),
+                                "refreshTokens": .integer(summary.refreshTokenCount),
+                                "latestExpiry": .optional(summary.latestExpiry),
+                                "hasTokens": .bool(summary.hasTokens(at: now)),
+                            ])
+                        }), style: .pretty))
+            return
+        }
+        guard !partitions.isEmpty else {
+            Console.note("no partitions to list in \(source.describe(group))")
+            return
+        }
+        var table = Table(["KIND", "PARTITION", "ENTRIES", "ACCESS", "REFRESH", "LAST EXPIRES IN"])
+        for summary in partitions {
+            table.append([
+                summary.partition.holder.rawValue, summary.partition.key, "\(summary.entryCount)",
+                "\(summary.accessTokenCount)", "\(summary.refreshTokenCount)",
+                TimeText.expiresIn(summary.latestExpiry, now: now),
+            ])
+        }
         Console.out(table.render())
     }
 }

@@ -45,6 +45,9 @@ import Testing
     }
 
     static let stores = StoreUnderTest.available
+    /// The web API of the server tests, and its tenant.
+    static let api = "66666666-aaaa-4bbb-8ccc-000000000006"
+    static let tenant = "72f988bf-86f1-41af-91ab-2d7cd011db47"
 
     @Test(arguments: stores, TestFiles.vectorNames)
     func importThenExportWithSecretsGivesBackTheSameBytes(store: StoreUnderTest, name: String) throws {
@@ -85,8 +88,7 @@ import Testing
     func listAndClearByKindTouchOnlyThatKindsTokens(store: StoreUnderTest) throws {
         let group = try Group(store)
         try group.importVector("v1_single_account")
-        let api = "66666666-aaaa-4bbb-8ccc-000000000006"
-        let tenant = "72f988bf-86f1-41af-91ab-2d7cd011db47"
+        let (api, tenant) = (Self.api, Self.tenant)
         func token(_ secret: String, target: String, account: String, extra: String = "") -> String {
             """
             {"credential_type": "AccessToken", "secret": "\(secret)", "home_account_id": \(account),
@@ -123,6 +125,52 @@ import Testing
         let refused = try group.run(["clear", "--kind", "user", "--yes"])
         #expect(refused.status == 2 && refused.stderr.contains("--kind takes app or obo"), "\(refused)")
         #expect((try group.run(["list", "tokens", "--kind", "user", "--json"]).json() as? [[String: Any]])?.count == users.count)
+    }
+
+    /// The same server's group by partition: one row per partition, keyed as MSAL.NET keys its
+    /// cache; `--partition` lists and clears one partition's entries and nothing else.
+    @Test(arguments: stores)
+    func listAndClearByPartitionTouchOnlyThatPartition(store: StoreUnderTest) throws {
+        let group = try Group(store)
+        try group.importVector("v1_single_account")
+        let (api, tenant) = (Self.api, Self.tenant)
+        let hash = "mE3PxTLwW99wMuxBMZVXlrUFn-AKt5rPdcX53yPqyrE"
+        let server = """
+            {"AccessToken": {
+            "app-key": {"credential_type": "AccessToken", "secret": "at-app-secret", "home_account_id": null,
+             "environment": "login.microsoftonline.com", "client_id": "\(api)", "target": "https://graph.microsoft.com/.default",
+             "realm": "\(tenant)", "cached_at": "1700000000", "expires_on": "4000000000"},
+            "obo-key": {"credential_type": "AccessToken", "secret": "at-obo-secret", "home_account_id": "",
+             "environment": "login.microsoftonline.com", "client_id": "\(api)", "target": "api://downstream/Data.Read",
+             "realm": "\(tenant)", "cached_at": "1700000000", "expires_on": "4000000000", "user_assertion_hash": "\(hash)="}}}
+            """
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("stc-partition-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try Data(server.utf8).write(to: file)
+        #expect(try group.run(["import", file.path]).status == 0)
+
+        let listed = try #require(try group.run(["list", "partitions", "--json"]).json() as? [[String: Any]])
+        let appKey = "\(api)_\(tenant)_AppTokenCache"
+        let byKey = Dictionary(uniqueKeysWithValues: listed.compactMap { row in (row["key"] as? String).map { ($0, row) } })
+        #expect(byKey[appKey]?["kind"] as? String == "app")
+        #expect(byKey[hash]?["kind"] as? String == "obo")
+        #expect(byKey[hash]?["accessTokens"] as? Int == 1)
+        let users = listed.filter { $0["kind"] as? String == "user" }
+        #expect(users.count == 1)
+        let userKey = try #require(users.first?["key"] as? String)
+        let userEntries = try #require(users.first?["entries"] as? Int)
+        let table = try group.run(["list", "partitions", "--kind", "app"])
+        #expect(table.status == 0 && table.stdout.contains(appKey) && !table.stdout.contains(hash), "\(table)")
+        #expect(!table.stdout.contains("at-app-secret"))
+
+        let user = try #require(try group.run(["list", "all", "--partition", userKey, "--json"]).json() as? [[String: Any]])
+        #expect(user.count == userEntries)
+        let cleared = try group.run(["clear", "--partition", hash + "=", "--yes", "--json"])
+        #expect(cleared.status == 0 && !cleared.stdout.contains("at-obo-secret"), "\(cleared)")
+        let after = try #require(try group.run(["list", "partitions", "--json"]).json() as? [[String: Any]])
+        #expect(after.compactMap { $0["key"] as? String } == listed.compactMap { $0["key"] as? String }.filter { $0 != hash })
+        let unknown = try group.run(["clear", "--partition", "no-such-partition", "--yes"])
+        #expect(unknown.status == 3, "\(unknown)")
     }
 
     @Test(arguments: stores)

@@ -18,6 +18,10 @@ extension CacheGroup {
         /// Every access token of `holder` (app-only or on-behalf-of), of one client id when
         /// `clientId` is given (case-insensitive). A user's tokens are cleared by account.
         case accessTokens(of: GroupEntry.Holder, clientId: String?)
+        /// Every entry of the partition with this key (``CachePartition/isNamed(_:)``): an app's
+        /// tokens in one tenant, the tokens redeemed from one user assertion, or everything of
+        /// one home account (then, as for ``account(_:)``, every client forgets the user).
+        case partition(String)
     }
 
     /// What ``clear(_:)`` would remove now, in ``entries(_:)``'s order: for a preview or a dry
@@ -56,6 +60,13 @@ extension CacheGroup {
                 }
             case .client(let client):
                 transaction.updateClientState(client.lowercased()) { $0 = ClientState() }
+            case .partition:
+                let users = removed.filter { $0.partition?.holder == .user }
+                for home in Set(users.compactMap { $0.homeAccountId?.normalised }) {
+                    for client in index.clientStates.keys {
+                        transaction.updateClientState(client) { $0.forget(home) }
+                    }
+                }
             case .expiredAccessTokens, .accessTokens:
                 break
             }
@@ -90,6 +101,9 @@ extension CacheGroup {
                 else { return false }
                 return holder == .onBehalfOf ? token.assertionKey != nil : token.assertionKey == nil && token.homeAccountId == nil
             }
+        case .partition(let key):
+            doomed = index.entries.values.filter { CachePartition(of: $0.entry)?.isNamed(key) == true }
+            guard !doomed.isEmpty else { throw TokenCacheError(.notFound, "the group has no partition with that key") }
         }
         doomed.sort { ($0.id.kind.creationOrder, $0.ordinal) < ($1.id.kind.creationOrder, $1.ordinal) }
         return doomed

@@ -9,12 +9,17 @@ extension CacheGroup {
         public var clientId: String?
         /// Only entries of this user: a home account id or a username, case-insensitive.
         public var account: String?
+        /// Only entries of the partition with this key (``CachePartition/isNamed(_:)``).
+        public var partition: String?
 
         /// A filter with the given criteria; the default matches everything.
-        public init(kinds: Set<CredentialKind>? = nil, clientId: String? = nil, account: String? = nil) {
+        public init(
+            kinds: Set<CredentialKind>? = nil, clientId: String? = nil, account: String? = nil, partition: String? = nil
+        ) {
             self.kinds = kinds
             self.clientId = clientId
             self.account = account
+            self.partition = partition
         }
     }
 
@@ -37,6 +42,7 @@ extension CacheGroup {
         candidates.removeAll { stored in
             if let kinds = filter.kinds, !kinds.contains(stored.id.kind) { return true }
             if let client, stored.entry.client != client { return true }
+            if let partition = filter.partition, CachePartition(of: stored.entry)?.isNamed(partition) != true { return true }
             return false
         }
         candidates.sort { ($0.id.kind.creationOrder, $0.ordinal) < ($1.id.kind.creationOrder, $1.ordinal) }

@@ -35,6 +35,8 @@ public struct GroupEntry: Sendable, Hashable {
     public let secretFingerprint: String?
     /// Every member as stored, in order, the secret included.
     public let fields: JSONObject
+    /// The partition the entry belongs to; `nil` for app metadata.
+    public let partition: CachePartition?
 
     /// Whether this is an on-behalf-of access token: one that carries the hash of the user
     /// assertion it was redeemed from, and answers only that assertion's holder.
@@ -85,6 +87,7 @@ public struct GroupEntry: Sendable, Hashable {
         kind = stored.id.kind
         key = stored.id.key
         fields = stored.entry.fields
+        partition = CachePartition(of: stored.entry)
         self.username = username
         switch stored.entry {
         case .accessToken(let token):

@@ -84,7 +84,7 @@ import Testing
                     "ext_expires_in": .number("3599"), "refresh_in": .number("1800"),
                 ]),
                 for: TokenRequest(
-                    clientId: Self.daemon, authority: try Authority(host: "login.microsoftonline.com", tenant: tenant),
+                    clientId: Self.daemon, authority: Authority(host: "login.microsoftonline.com", tenant: tenant),
                     scopes: [scope], grantType: TokenCache.clientCredentialsGrant))
             ours["\(tenant) \(scope)"] = secret
         }
@@ -155,7 +155,7 @@ import Testing
         #expect(try group.exportMSAL(includeSecrets: true) == built)
 
         let cache = try TokenCache(clientId: Self.daemon, group: group)
-        let authorityURL = try Authority(host: "login.microsoftonline.com", tenant: Fixtures.tenant)
+        let authorityURL = Authority(host: "login.microsoftonline.com", tenant: Fixtures.tenant)
         #expect(try cache.appToken(for: ["api://resource/.default"], authority: authorityURL) == nil)
         for (number, name) in callers.enumerated() {
             // msal-python wrote no assertion hash: not an OBO token for anyone...
