@@ -102,8 +102,9 @@ public struct TokenResponse: Sendable {
     /// The payload of a JWT (`header.payload.signature`), not validated: MSAL trusts the TLS
     /// channel it came over, as every MSAL SDK does.
     static func claims(ofJWT jwt: String) throws -> JSONObject {
-        let parts = jwt.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let payload = Base64URL.decode(parts[1]),
+        // By UTF-8 bytes, as UserAssertion splits: a JWT is ASCII.
+        let parts = jwt.utf8.split(separator: UInt8(ascii: "."), maxSplits: 3, omittingEmptySubsequences: false)
+        guard parts.count == 3, let payload = Base64URL.decode(Substring(parts[1])),
             case .object(let claims)? = try? JSONParser.parse(payload)
         else {
             throw TokenCacheError(.malformedResponse, "the token response's id_token is not a JWT; nothing was stored")
