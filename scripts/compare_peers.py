@@ -190,6 +190,12 @@ def measure_app_tokens(tool, workdir, tokens, repeats, results):
         results["engine:" + key] = value["ns"]
 
 
+def engine_only(tool, arguments):
+    """Runs PeerCompare with `arguments`; its figures by key."""
+    output = subprocess.run([tool] + arguments, check=True, capture_output=True, text=True).stdout
+    return json.loads(output)
+
+
 def measure_msal(path, tokens, repeats, results):
     with open(path) as f:
         text = f.read()
@@ -445,6 +451,8 @@ def main():
     parser.add_argument("--sizes", default="10,1000,10000")
     parser.add_argument("--ext-sizes", default="10,1000")
     parser.add_argument("--app-sizes", default="10,10000,200000", help="app tokens in one tenant")
+    parser.add_argument("--obo-users", default="10,100000", help="callers with an OBO token in a web API's cache")
+    parser.add_argument("--bounded", default="", help="ASSERTIONS:LIMIT_MB: PeerCompare bounded-obo (slow; off when empty)")
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--keyring", action="store_true", help="also LibsecretPersistence (needs a session bus)")
     parser.add_argument("--tool", required=True, help="the PeerCompare binary (for the alternating open)")
@@ -457,6 +465,13 @@ def main():
     load_before = os.getloadavg()
 
     results = {}
+    obo_users = [int(s) for s in args.obo_users.split(",") if s]
+    server = {}
+    for users in obo_users:
+        server.update(engine_only(args.tool, ["obo-hit", str(users), str(args.repeats)]))
+    bounded = [int(s) for s in args.bounded.split(":")] if args.bounded else None
+    if bounded:
+        server.update(engine_only(args.tool, ["bounded-obo", str(bounded[0]), str(bounded[1])]))
     for tokens in app_sizes:
         measure_app_tokens(args.tool, args.workdir, tokens, args.repeats, results)
     for tokens in sizes:
@@ -606,6 +621,32 @@ def main():
     ]
     missed = {k: v for k, v in results.items() if "_missed." in k}
     footer = [""]
+    if server:
+        # msal-python's acquire_token_on_behalf_of never reads its cache (every call is a
+        # request), so these have no peer figure: they show that our time is flat in the number
+        # of callers, and that a bounded cache stays within its limit.
+        footer += ["", "## Server cache (engine only: msal-python's on-behalf-of never reads its cache)", "",
+                   "| measurement | key | value |", "|---|---|---|"]
+        for users in obo_users:
+            for label, key in (("OBO hit: onBehalfOfToken (assertion parsed once per request)", "memory.oboHit"),
+                               ("OBO hit: ConfidentialClient.acquireOnBehalfOfToken", "memory.oboAcquireHit"),
+                               ("OBO hit: acquireOnBehalfOfToken, parsing and hashing the bearer token in each call",
+                                "memory.oboAcquireHitParsing")):
+                value = server.get("%s.%d" % (key, users))
+                footer.append("| %s [%d callers] | %s.%d | %s |" % (label, users, key, users, fmt_ns(value["ns"]) if value else "n/a"))
+        if bounded:
+            n, limit = bounded
+            growth = server.get("bounded.rssPeakGrowth.%d" % n, {}).get("ns")
+            use = server.get("bounded.peakUse.%d" % n, {}).get("ns")
+            kept = server.get("bounded.keptPartitions.%d" % n, {}).get("ns")
+            store = server.get("bounded.store.%d" % n, {}).get("ns")
+            verdict = "met" if growth is not None and growth <= limit * 2**20 else "MISSED"
+            footer.append("| resident memory above the baseline, at most, after %d distinct OBO assertions, limit %d MB "
+                          "(≤ limit: %s) | bounded.rssPeakGrowth.%d | %.1f MB |" % (n, limit, verdict, n, (growth or 0) / 2**20))
+            footer.append("| what the group counted, at most | bounded.peakUse.%d | %.1f MB |" % (n, (use or 0) / 2**20))
+            footer.append("| OBO partitions left at the end | bounded.keptPartitions.%d | %d |" % (n, kept or 0))
+            footer.append("| one store, evictions included | bounded.store.%d | %s |" % (n, fmt_ns(store)))
+        footer.append("")
     for key, count in sorted(missed.items()):
         footer.append("- %s: msal-extensions did not see the other writer's data on %d first reads" % (key, count))
     for store, note in sorted(unavailable.items()):

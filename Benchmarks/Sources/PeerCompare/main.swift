@@ -18,6 +18,11 @@
 //                                         compare_peers.py writes them) into a memory group and
 //                                         times a hit of CLIENT's app token for SCOPE: the lookup
 //                                         (appToken) and the acquisition (ConfidentialClient)
+//   PeerCompare obo-hit USERS [REPEATS]   times an on-behalf-of hit in a web API's memory group with
+//                                         one caller's token per user (ServerCache.swift)
+//   PeerCompare bounded-obo ASSERTIONS LIMIT-MB
+//                                         stores a token for each of ASSERTIONS callers in a group
+//                                         bounded to LIMIT-MB; records resident memory against it
 //   PeerCompare [--keyring] shared-write PATH ACCOUNT PREFIX COUNT PAUSE-MS
 //                                         for SharedPeerProofs: COUNT writes to the msal-file
 //                                         cache at PATH, or with --keyring to the azure-identity
@@ -308,6 +313,12 @@ case "app-hit" where arguments.count >= 7:
     try await measureAppHit(
         path: arguments[2], tokens: Int(arguments[3])!, client: arguments[4], tenant: arguments[5], scope: arguments[6],
         repeats: arguments.count > 7 ? Int(arguments[7])! : 7)
+    printJSON()
+case "obo-hit" where arguments.count >= 3:
+    try await measureOnBehalfOfHit(users: Int(arguments[2])!, repeats: arguments.count > 3 ? Int(arguments[3])! : 7)
+    printJSON()
+case "bounded-obo" where arguments.count == 4:
+    try measureBoundedOnBehalfOf(assertions: Int(arguments[2])!, limitMB: Int(arguments[3])!)
     printJSON()
 case "serve-open" where arguments.count == 3:
     // For scripts/compare_peers.py, which alternates the engine's open with msal-python's

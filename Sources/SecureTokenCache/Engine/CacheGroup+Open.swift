@@ -28,12 +28,24 @@ extension CacheGroup {
     /// Throws `TokenCacheError`: `.noSessionBus`, `.secretServiceUnavailable`,
     /// `.collectionLocked`, `.interactionNotAllowed`, `.keyringTimeout` for the keyring;
     /// `.wrongKey`, `.storeCorrupted`, `.insecurePermissions`, `.lockTimeout` for the file store;
-    /// `.invalidArgument` for a bad name or configuration.
+    /// `.invalidArgument` for a bad name or configuration (a ``CacheConfiguration/memoryLimit``
+    /// for another store than the memory store).
     public static func open(
         _ name: String = CacheGroup.defaultName,
         configuration: CacheConfiguration = CacheConfiguration()
     ) throws -> CacheGroup {
         try GroupName.validate(name)
+        if let limit = configuration.memoryLimit {
+            guard configuration.store == .memory else {
+                throw TokenCacheError(
+                    .invalidArgument,
+                    "a memory limit bounds a group held in memory (store: .memory); a durable group is shared with other "
+                        + "processes, whose tokens are not this process's to evict")
+            }
+            guard limit > 0 else {
+                throw TokenCacheError(.invalidArgument, "the memory limit must be a positive number of bytes")
+            }
+        }
         let group =
             configuration.store == .auto
             ? try openAutomatically(name, configuration)

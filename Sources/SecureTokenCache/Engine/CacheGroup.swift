@@ -1,3 +1,4 @@
+import CoreMetrics
 import Glibc
 import HashTreeCollections
 import Logging
@@ -53,6 +54,10 @@ public final class CacheGroup: Sendable {
     /// Where the group and its caches say what an operator needs to know (never a token, a
     /// secret or a user name).
     let logger: Logger
+    /// The group's size limit (``CacheConfiguration/memoryLimit``); `nil` for an unbounded group.
+    let bound: CacheBound?
+    /// What the group counts for dashboards.
+    let metrics: CacheMetrics
     /// Why the store was chosen, when the opener knows better than the store.
     private let reason: String?
     private let current: Mutex<Snapshot>
@@ -63,18 +68,26 @@ public final class CacheGroup: Sendable {
     /// Serialises this process's writers (the store's lock serialises processes).
     private let writerLock = Mutex(())
 
-    /// Opens a group held in this process's memory only (tests, short-lived tools).
-    public convenience init(inMemory name: String = CacheGroup.defaultName) {
+    /// Opens a group held in this process's memory only: a server's cache, tests, short-lived
+    /// tools.
+    ///
+    /// - Parameters:
+    ///   - name: the group's name, for metrics and messages.
+    ///   - memoryLimit: the most bytes its entries may take (see
+    ///     ``CacheConfiguration/memoryLimit``); `nil` for no limit.
+    public convenience init(inMemory name: String = CacheGroup.defaultName, memoryLimit: Int? = nil) {
         // A fresh memory store cannot fail to load.
-        try! self.init(name: name, store: MemoryStore(name: name))
+        try! self.init(name: name, store: MemoryStore(name: name), memoryLimit: memoryLimit)
     }
 
     init(
         name: String, store: any CacheStore, clock: @escaping @Sendable () -> Int64 = CacheGroup.systemClock,
-        reason: String? = nil, logger: Logger = .discarding
+        reason: String? = nil, logger: Logger = .discarding, memoryLimit: Int? = nil
     ) throws {
         self.name = name
         self.logger = logger
+        bound = memoryLimit.map(CacheBound.init(limit:))
+        metrics = CacheMetrics(group: name)
         self.store = store
         self.clock = clock
         self.reason = reason
@@ -102,6 +115,10 @@ public final class CacheGroup: Sendable {
 
     /// The group's generation: bumped by every commit of any process.
     public var generation: UInt64 { store.currentGeneration() }
+
+    /// The bytes a bounded group's entries take as its ``CacheConfiguration/memoryLimit``
+    /// counts them (at most the limit after every write); `nil` for a group without a limit.
+    public var memoryUse: Int? { bound?.accountedBytes }
 
     /// A stream with one element after each burst of commits to the group by any process (this
     /// one included): a hint to refresh what the app shows, never a change list. Events may
@@ -193,9 +210,20 @@ public final class CacheGroup: Sendable {
                         for id in index.expiredAccessTokens(now: clock()) { transaction.delete(id) }
                     }
                     result = try body(&transaction)
+                    if let bound {
+                        let settled = bound.settle(
+                            &transaction, before: index, generation: storeTransaction.update.cursor.generation, now: clock())
+                        if settled.evicted > 0 {
+                            metrics.evictions.increment(by: Int64(settled.evicted))
+                            logger.debug(
+                                "evicted entries to stay under the group's memory limit",
+                                metadata: ["evicted": "\(settled.evicted)", "expired": "\(settled.expired)"])
+                        }
+                    }
                     written = transaction.index
                     return transaction.recordChanges
                 }
+                bound?.committed(at: cursor.generation)
                 if let written { publish(Snapshot(index: written, cursor: cursor)) }
             } catch {
                 if let caughtUp { publish(caughtUp) }

@@ -1,3 +1,4 @@
+import CoreMetrics
 import Logging
 
 /// A confidential client (a daemon, a web API) acquiring its tokens: app-only tokens with its
@@ -71,7 +72,9 @@ public struct ConfidentialClient: Sendable {
         async throws -> Acquired
     {
         try check(credential)
+        let counters = cache.group.metrics.app
         if let cached = try cache.appToken(for: scopes, authority: authority), !cached.shouldRefresh {
+            counters.hits.increment()
             return Acquired(token: cached.token, isFromCache: true)
         }
         let cache = cache
@@ -81,7 +84,7 @@ public struct ConfidentialClient: Sendable {
             clientId: cache.clientId, authority: try Authority("\(authority.base)/\(realm)"), scopes: scopes,
             grantType: TokenCache.clientCredentialsGrant)
         let key = ["app", authority.environment.groupKey.value, realm, scopes.flightKey].joined(separator: "\n")
-        return try await acquire(key: key, lookUp: lookUp) { [endpoint, timeout] in
+        return try await acquire(key: key, counters: counters, lookUp: lookUp) { [endpoint, timeout] in
             let response = try await endpoint.requestToken(
                 grant: .clientCredentials(credential), clientId: cache.clientId, scopes: scopes,
                 endpoint: request.authority.tokenEndpoint, timeout: timeout)
@@ -105,8 +108,10 @@ public struct ConfidentialClient: Sendable {
         for scopes: Scopes, assertion: UserAssertion, authority: Authority, credential: ClientCredential
     ) async throws -> Acquired {
         try check(credential)
+        let counters = cache.group.metrics.onBehalfOf
         if let cached = try cache.onBehalfOfToken(for: scopes, assertion: assertion, authority: authority), !cached.shouldRefresh
         {
+            counters.hits.increment()
             return Acquired(token: cached.token, isFromCache: true)
         }
         let cache = cache
@@ -116,7 +121,7 @@ public struct ConfidentialClient: Sendable {
             clientId: cache.clientId, authority: try Authority("\(authority.base)/\(tenant)"), scopes: scopes,
             grantType: TokenCache.onBehalfOfGrant)
         let key = ["obo", assertion.hash, authority.environment.groupKey.value, tenant, scopes.flightKey].joined(separator: "\n")
-        return try await acquire(key: key, lookUp: lookUp) { [endpoint, timeout] in
+        return try await acquire(key: key, counters: counters, lookUp: lookUp) { [endpoint, timeout] in
             let response = try await endpoint.requestToken(
                 grant: .onBehalfOf(assertion, credential), clientId: cache.clientId, scopes: scopes,
                 endpoint: request.authority.tokenEndpoint, timeout: timeout)
@@ -128,9 +133,10 @@ public struct ConfidentialClient: Sendable {
     private static let flights = SingleFlight<Acquired>()
 
     /// The cached token, renewed in the background past `refresh_on`; or, on a miss, the token
-    /// of the one request in flight for `key`.
+    /// of the one request in flight for `key`. Counts what happened in `counters`.
     private nonisolated(nonsending) func acquire(
-        key tokenKey: String, lookUp: @escaping @Sendable () throws -> TokenCache.CachedAccessToken?,
+        key tokenKey: String, counters: CacheMetrics.Acquisitions,
+        lookUp: @escaping @Sendable () throws -> TokenCache.CachedAccessToken?,
         redeem: @escaping @Sendable () async throws -> AccessToken
     ) async throws -> Acquired {
         let group = cache.group
@@ -143,6 +149,7 @@ public struct ConfidentialClient: Sendable {
             ) {
                 // Another process may have stored the token while this one waited for the lock.
                 if let fresh = try lookUp(), !fresh.shouldRefresh { return Acquired(token: fresh.token, isFromCache: true) }
+                counters.tokenRequests.increment()
                 return Acquired(token: try await redeem(), isFromCache: false)
             }
         }
@@ -160,8 +167,10 @@ public struct ConfidentialClient: Sendable {
                     }
                 }
             }
+            counters.hits.increment()
             return Acquired(token: cached.token, isFromCache: true)
         }
+        counters.misses.increment()
         return try await Self.flights.run(flightKey, work)
     }
 

@@ -60,6 +60,7 @@ extension TokenCache {
         if let answer = appAnswers.withLock({ $0.answer(question, at: generation) }) {
             let now = group.clock()
             if !answer.isExpired(at: now) {
+                noteUse(of: answer)
                 return CachedAccessToken(token: answer, shouldRefresh: answer.shouldRefresh(at: now))
             }
         }
@@ -74,6 +75,7 @@ extension TokenCache {
             in: appBucket(environment: authority.environment, realm: realm), key: EntryID(kind: .accessToken, key: key),
             scopes: scopes, now: now)
         if let found {
+            noteUse(of: found)
             appAnswers.withLock { $0.remember(found, for: question, at: snapshot.cursor.generation) }
         }
         return found.map { CachedAccessToken(token: $0, shouldRefresh: $0.shouldRefresh(at: now)) }

@@ -48,6 +48,7 @@ extension TokenCache {
             account: UserAssertion.key(of: assertion.hash) ?? .empty, environment: authority.environment.groupKey,
             realm: HashedString(realm), client: clientKey, tokenType: .bearer, extCacheKey: .empty)
         let found = snapshot.index.onBehalfOfAccessToken(in: bucket, scopes: scopes, now: now)
+        if let found { noteUse(of: found) }
         return found.map { CachedAccessToken(token: $0, shouldRefresh: $0.shouldRefresh(at: now)) }
     }
 

@@ -96,11 +96,13 @@ public final class TokenCache: Sendable {
             return hit?.token
         }
         if let remembered, !remembered.isExpired(at: now) {
+            noteUse(of: remembered)
             return CachedAccessToken(token: remembered, shouldRefresh: remembered.shouldRefresh(at: now))
         }
         let snapshot = try group.snapshot()
         let found = lookUp(snapshot.index, scopes: scopes, account: account, authority: authority, tokenType: tokenType, now: now)
         if let found {
+            noteUse(of: found.token)
             let hit = LastHit(
                 generation: snapshot.cursor.generation, scopes: scopes, homeAccount: account.homeAccountId.normalised,
                 environment: account.environment.group, realm: account.realm, authority: authority?.url,
@@ -108,6 +110,12 @@ public final class TokenCache: Sendable {
             lastHit.withLock { $0 = hit }
         }
         return found
+    }
+
+    /// Tells a bounded group (``CacheConfiguration/memoryLimit``) that `token` answered a lookup,
+    /// so that its partition is among the last evicted.
+    func noteUse(of token: AccessToken) {
+        group.bound?.touch(.accessToken(token))
     }
 
     /// The last access token this cache answered with, and the question it answered.

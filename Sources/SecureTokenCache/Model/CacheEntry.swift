@@ -80,6 +80,18 @@ enum CacheEntry: Sendable, Hashable {
         }
     }
 
+    /// The entry's shared storage as an identity: the same for every copy of the entry, another
+    /// for an entry written again.
+    var storageIdentity: ObjectIdentifier {
+        switch self {
+        case .accessToken(let entry): ObjectIdentifier(entry.storage)
+        case .refreshToken(let entry): ObjectIdentifier(entry.storage)
+        case .idToken(let entry): ObjectIdentifier(entry.storage)
+        case .account(let entry): ObjectIdentifier(entry.storage)
+        case .appMetadata(let entry): ObjectIdentifier(entry.storage)
+        }
+    }
+
     /// The client the entry belongs to, lower-cased; `nil` for accounts.
     var client: String? {
         switch self {

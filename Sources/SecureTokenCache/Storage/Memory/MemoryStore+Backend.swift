@@ -8,7 +8,8 @@ extension MemoryStore: StoreBackend {
     static var isDurable: Bool { false }
 
     static func openGroup(_ name: String, _ configuration: CacheConfiguration, reason: String) throws -> CacheGroup {
-        try CacheGroup(name: name, store: MemoryStore(name: name), logger: configuration.logger)
+        try CacheGroup(
+            name: name, store: MemoryStore(name: name), logger: configuration.logger, memoryLimit: configuration.memoryLimit)
     }
 
     /// Always: a memory group is made empty for whoever asks, and opening it creates nothing

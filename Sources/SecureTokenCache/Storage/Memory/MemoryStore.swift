@@ -6,9 +6,18 @@ import Synchronization
 final class MemoryStore: CacheStore {
     private struct State {
         var records: [RecordID: Record] = [:]
-        /// Every committed transaction, in order; index `i` holds the changes of generation `i + 1`.
+        /// The latest committed transactions, in order; index `i` holds the changes of generation
+        /// `historyBase + i + 1`. Older ones are dropped (a server commits for ever): a reader
+        /// further behind reloads.
         var history: [[RecordChange]] = []
+        /// The generation before the oldest transaction kept.
+        var historyBase: UInt64 = 0
+        /// The group's generation.
+        var generation: UInt64 { historyBase + UInt64(history.count) }
     }
+
+    /// How many transactions are kept for readers to replay.
+    static let historyLimit = 256
 
     private let state = Mutex(State())
     private let generation = Atomic<UInt64>(0)
@@ -34,7 +43,7 @@ final class MemoryStore: CacheStore {
 
     func load() throws -> ([Record], StoreCursor) {
         state.withLock { state in
-            (Array(state.records.values), StoreCursor(generation: UInt64(state.history.count), epoch: 0, position: 0))
+            (Array(state.records.values), StoreCursor(generation: state.generation, epoch: 0, position: 0))
         }
     }
 
@@ -43,16 +52,17 @@ final class MemoryStore: CacheStore {
     }
 
     private static func update(of state: State, since cursor: StoreCursor) -> StoreUpdate {
-        let current = StoreCursor(generation: UInt64(state.history.count), epoch: 0, position: 0)
+        let current = StoreCursor(generation: state.generation, epoch: 0, position: 0)
         guard cursor.generation < current.generation else { return .unchanged(current) }
-        return .changes(Array(state.history[Int(cursor.generation)...].joined()), current)
+        guard cursor.generation >= state.historyBase else { return .reload(Array(state.records.values), current) }
+        return .changes(Array(state.history[Int(cursor.generation - state.historyBase)...].joined()), current)
     }
 
     func transact(since cursor: StoreCursor, _ body: (StoreTransaction) throws -> [RecordChange]) throws -> StoreCursor {
         try state.withLock { state in
             let changes = try body(StoreTransaction(update: Self.update(of: state, since: cursor), compacting: false))
             guard !changes.isEmpty else {
-                return StoreCursor(generation: UInt64(state.history.count), epoch: 0, position: 0)
+                return StoreCursor(generation: state.generation, epoch: 0, position: 0)
             }
             for change in changes {
                 switch change {
@@ -61,7 +71,12 @@ final class MemoryStore: CacheStore {
                 }
             }
             state.history.append(changes)
-            let next = UInt64(state.history.count)
+            if state.history.count > Self.historyLimit {
+                let dropped = state.history.count - Self.historyLimit / 2
+                state.history.removeFirst(dropped)
+                state.historyBase += UInt64(dropped)
+            }
+            let next = state.generation
             generation.store(next, ordering: .releasing)
             listeners.yieldToAll()
             return StoreCursor(generation: next, epoch: 0, position: 0)

@@ -1,0 +1,188 @@
+import HashTreeCollections
+import Synchronization
+
+/// The size limit of a bounded group (``CacheConfiguration/memoryLimit``), and what enforcing it
+/// needs: how many bytes the group's entries take, and when each was last used.
+///
+/// A server that caches a token per caller (one on-behalf-of partition per user assertion, one
+/// app partition per tenant) would otherwise grow without end. Each write that takes the group
+/// past its limit also evicts, in the same transaction: every expired access token first, then
+/// whole partitions (``CachePartition``), least recently used first, until the group is back
+/// under ``targetFraction`` of the limit, so that the next writes do not evict again at once.
+/// What this write stored is never evicted by it.
+final class CacheBound: Sendable {
+    /// The most bytes the group's entries may take, as ``cost(payloadBytes:)`` counts them.
+    let limit: Int
+    /// Where eviction stops, as a fraction of ``limit``.
+    static let targetFraction = 0.75
+
+    private struct State {
+        /// What the group's entries take, as of ``generation``.
+        var accounted = 0
+        /// The store generation ``accounted`` reflects; `nil` before the first count.
+        var generation: UInt64?
+        /// The use clock: bumped by every use.
+        var tick: UInt64 = 0
+        /// When each entry was last used (an answer or a write) and what it is accounted as, by
+        /// its storage, which every copy of the entry shares.
+        var used: [ObjectIdentifier: Use] = [:]
+    }
+
+    /// An entry's last use and cost.
+    private struct Use {
+        var tick: UInt64
+        var bytes: Int
+    }
+
+    private let state = Mutex(State())
+
+    /// A bound of `limit` bytes.
+    init(limit: Int) {
+        self.limit = limit
+    }
+
+    /// What an entry whose record payload has `payloadBytes` bytes is accounted as: the store's
+    /// copy of the record and the index's members (each string of an entry is held as a record
+    /// byte run and as a `String` in its members), and a fixed part for the index's maps, the
+    /// entry's parsed values, its use record and the allocator's share. Calibrated with
+    /// `PeerCompare bounded-obo`, which checks the process's resident memory against the limit.
+    static func cost(payloadBytes: Int) -> Int { 4 * payloadBytes + entryOverhead }
+
+    /// The fixed part of ``cost(payloadBytes:)``.
+    static let entryOverhead = 4_096
+
+    /// Notes that `entry` answered a lookup.
+    func touch(_ entry: CacheEntry) {
+        let identity = entry.storageIdentity
+        state.withLock { state in
+            state.tick &+= 1
+            state.used[identity]?.tick = state.tick
+        }
+    }
+
+    /// What settling one transaction did.
+    struct Settled {
+        /// How many entries it evicted.
+        var evicted = 0
+        /// How many of those were expired access tokens.
+        var expired = 0
+    }
+
+    /// Accounts the changes `transaction` made to `before` and, when that takes the group past
+    /// ``limit``, adds the deletions that bring it back under the target.
+    ///
+    /// - Parameters:
+    ///   - before: the index the transaction started from, caught up with the store.
+    ///   - generation: the store generation `before` reflects.
+    ///   - now: the time, for expiry.
+    func settle(_ transaction: inout IndexTransaction, before: Index, generation: UInt64, now: Int64) -> Settled {
+        state.withLock { state in
+            // Until the commit says otherwise: a write that fails leaves the count to be redone.
+            let counted = state.generation
+            state.generation = nil
+            let firstTickOfThisWrite = state.tick &+ 1
+            var written: [EntryID: Int] = [:]
+            for case .put(let record) in transaction.changes {
+                if let kind = RecordCodec.credentialKind(record.id.kind) {
+                    written[EntryID(kind: kind, key: record.id.name)] = record.payload.count
+                }
+            }
+            var deleted: [EntryID] = []
+            for case .delete(let record) in transaction.changes {
+                if let kind = RecordCodec.credentialKind(record.kind) { deleted.append(EntryID(kind: kind, key: record.name)) }
+            }
+            /// What an entry of the group is accounted as: known for the entries this group wrote.
+            func cost(_ stored: StoredEntry?) -> Int {
+                guard let stored else { return 0 }
+                return state.used[stored.entry.storageIdentity]?.bytes ?? Self.cost(stored)
+            }
+            if counted == generation {
+                for id in deleted where written[id] == nil { state.accounted -= cost(before[id]) }
+                for (id, bytes) in written { state.accounted += Self.cost(payloadBytes: bytes) - cost(before[id]) }
+            } else {
+                // Another group on the same store wrote: count everything once.
+                state.accounted = transaction.index.entries.values.reduce(0) { $0 + Self.cost($1) }
+            }
+            for (id, bytes) in written {
+                guard let stored = transaction.index[id] else { continue }
+                state.tick &+= 1
+                state.used[stored.entry.storageIdentity] = Use(tick: state.tick, bytes: Self.cost(payloadBytes: bytes))
+            }
+            var settled = Settled()
+            guard state.accounted > limit else { return settled }
+            let target = Int(Double(limit) * Self.targetFraction)
+            for id in transaction.index.expiredAccessTokens(now: now) {
+                guard let stored = transaction.index[id] else { continue }
+                state.accounted -= cost(stored)
+                transaction.delete(id)
+                settled.expired += 1
+            }
+            settled.evicted = settled.expired
+            guard state.accounted > target else { return settled }
+            settled.evicted += evictLeastRecentlyUsed(
+                from: &transaction, down: target, sparing: firstTickOfThisWrite, state: &state)
+            return settled
+        }
+    }
+
+    /// Removes whole partitions, least recently used first, until `state.accounted` is at most
+    /// `target` or only partitions used since `sparing` are left; forgets the uses of entries
+    /// that are gone. Returns how many entries it removed.
+    private func evictLeastRecentlyUsed(
+        from transaction: inout IndexTransaction, down target: Int, sparing: UInt64, state: inout State
+    ) -> Int {
+        struct Partition {
+            var lastUsed: UInt64 = 0
+            var bytes = 0
+            var ids: [EntryID] = []
+            var users: Set<String> = []
+        }
+        var partitions: [CachePartition: Partition] = [:]
+        var live: [ObjectIdentifier: Use] = [:]
+        live.reserveCapacity(state.used.count)
+        for stored in transaction.index.entries.values {
+            guard let partition = CachePartition(of: stored.entry) else { continue }
+            let identity = stored.entry.storageIdentity
+            // An entry this group wrote is known; one another group wrote is counted now.
+            let use = state.used[identity] ?? Use(tick: 0, bytes: Self.cost(stored))
+            live[identity] = use
+            var summary = partitions[partition, default: Partition()]
+            summary.lastUsed = max(summary.lastUsed, use.tick)
+            summary.bytes += use.bytes
+            summary.ids.append(stored.id)
+            if partition.holder == .user, let home = stored.entry.homeAccount { summary.users.insert(home) }
+            partitions[partition] = summary
+        }
+        state.used = live
+        var evicted = 0
+        for (_, partition) in partitions.sorted(by: { $0.value.lastUsed < $1.value.lastUsed }) {
+            guard state.accounted > target, partition.lastUsed < sparing else { break }
+            for id in partition.ids { transaction.delete(id) }
+            // An evicted user is signed out of every client, as a cleared one is.
+            for home in partition.users {
+                for client in transaction.index.clientStates.keys {
+                    transaction.updateClientState(client) { $0.forget(home) }
+                }
+            }
+            state.accounted -= partition.bytes
+            evicted += partition.ids.count
+        }
+        return evicted
+    }
+
+    /// Records that the accounting reflects the store at `generation` (the commit that settled).
+    func committed(at generation: UInt64) {
+        state.withLock { $0.generation = generation }
+    }
+
+    /// What the group's entries take now, as counted.
+    var accountedBytes: Int { state.withLock { $0.accounted } }
+
+    /// What `stored` is accounted as.
+    static func cost(_ stored: StoredEntry) -> Int {
+        switch stored.entry.members {
+        case .payload(let payload): cost(payloadBytes: payload.count)
+        case .object: cost(payloadBytes: EntryPayload.encode(stored).count)
+        }
+    }
+}
