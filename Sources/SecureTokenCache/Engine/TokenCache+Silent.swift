@@ -43,9 +43,11 @@ extension TokenCache {
     ///   - forceRefresh: skip the cached access token and redeem a refresh token.
     ///   - endpoint: how to reach the token endpoint (by default Foundation's `URLSession`).
     ///   - timeout: the network timeout of one token request.
-    /// - Throws: `TokenCacheError`: `.interactionRequired` (no usable refresh token, the app
-    ///   signed out of the account, or the server answered `invalid_grant` /
-    ///   `interaction_required`: `server` has its error, suberror and correlation id);
+    /// - Throws: `TokenCacheError`: `.interactionRequired` (no usable refresh token; the app
+    ///   signed out of the account, before the refresh or while it was in flight, when its answer
+    ///   is not stored, so that a sign-out, a wipe or a clear is never undone; or the server
+    ///   answered `invalid_grant` / `interaction_required`: `server` has its error, suberror and
+    ///   correlation id);
     ///   `.serverDeclinedScopes` (a token was issued and cached for fewer scopes; see
     ///   ``TokenCacheError/declinedScopes``); `.network`, `.serverError`, `.malformedResponse`
     ///   (nothing stored); `.lockTimeout` (another process's refresh did not finish in time).
@@ -250,7 +252,10 @@ extension TokenCache {
         }
         let request = TokenRequest(clientId: clientId, authority: authority, scopes: scopes, grantType: "refresh_token")
         let ingest = try Ingest(response: response, request: request, now: group.clock())
-        let stored = try group.write { transaction in ingest.apply(to: &transaction, redeemed: redeemed, signIn: false) }
+        let stored = try group.write { transaction in
+            try checkStillSignedIn(account.homeAccountId.normalised, redeemed: redeemed, in: transaction.index)
+            return ingest.apply(to: &transaction, redeemed: redeemed, signIn: false)
+        }
         let owner = (try? group.index().primaryAccount(account.homeAccountId.normalised)) ?? account
         return try checkGranted(
             response, scopes: scopes, result: AuthenticationResult(stored, account: owner, isFromCache: false))
@@ -275,6 +280,7 @@ extension TokenCache {
         let request = TokenRequest(clientId: clientId, authority: authority, scopes: scopes, grantType: "refresh_token")
         let ingest = try Ingest(response: response, request: request, now: group.clock())
         let stored = try group.write { transaction in
+            try checkStillSignedIn(legacy, redeemed: redeemed, in: transaction.index)
             // Not passed as `redeemed`: a rotated token would keep the legacy token's fields,
             // and with them the synthetic home account id.
             let token = ingest.apply(to: &transaction, signIn: false)
@@ -290,6 +296,18 @@ extension TokenCache {
         let owner = try group.index().primaryAccount(homeAccount) ?? account
         return try checkGranted(
             response, scopes: scopes, result: AuthenticationResult(stored, account: owner, isFromCache: false))
+    }
+
+    /// Refuses to store the answer to a refresh when, while it was in flight, this client signed
+    /// out of the account or the refresh token it redeemed left the group (a wipe, a sign-out of
+    /// every client, `cachetool clear`): storing it would bring the account back.
+    private func checkStillSignedIn(_ homeAccount: String, redeemed: EntryID, in index: Index) throws {
+        let signedOut = index.clientStates[client]?.signedOut.contains(homeAccount) ?? false
+        guard !signedOut, index[redeemed] != nil else {
+            throw TokenCacheError(
+                .interactionRequired,
+                "the account was signed out while its token was being refreshed; nothing was stored, sign in interactively")
+        }
     }
 
     /// `result`, or `.serverDeclinedScopes` carrying it when the server granted fewer scopes
