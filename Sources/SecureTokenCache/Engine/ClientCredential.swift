@@ -45,11 +45,15 @@ public enum ConfidentialGrant: Sendable {
     /// A token for a downstream API on behalf of the user whose access token the web API
     /// received (the JWT-bearer grant, RFC 7523, with `requested_token_use=on_behalf_of`).
     case onBehalfOf(UserAssertion, ClientCredential)
+    /// A long-running on-behalf-of session's refresh token, redeemed with the client's
+    /// credential (the refresh-token grant of a confidential client, RFC 6749 §6).
+    case sessionRefreshToken(String, ClientCredential)
 
     /// The credential the grant presents.
     public var credential: ClientCredential {
         switch self {
-        case .clientCredentials(let credential), .onBehalfOf(_, let credential): credential
+        case .clientCredentials(let credential), .onBehalfOf(_, let credential), .sessionRefreshToken(_, let credential):
+            credential
         }
     }
 }

@@ -129,6 +129,107 @@ public struct ConfidentialClient: Sendable {
         }
     }
 
+    /// A long-running on-behalf-of session (``startLongRunningSession(for:assertion:sessionKey:authority:credential:)``):
+    /// its key, and the token its start acquired.
+    public struct LongRunningSession: Sendable, Hashable {
+        /// The key the session's tokens are filed under: keep it with the work, and pass it to
+        /// ``ConfidentialClient/acquireLongRunningToken(for:sessionKey:authority:credential:)``.
+        /// By default the assertion's hash, which does not reveal the assertion.
+        public let key: String
+        /// The token the start acquired.
+        public let acquired: Acquired
+    }
+
+    /// Starts a long-running session for the caller whose access token is `assertion`: a token
+    /// for `scopes` on the caller's behalf, kept with its refresh token under `sessionKey`, so
+    /// that work outliving the caller's token (a report, a batch job) can renew it later with
+    /// ``acquireLongRunningToken(for:sessionKey:authority:credential:)`` (MSAL.NET's
+    /// `InitiateLongRunningProcessInWebApi`).
+    ///
+    /// A session already holding a valid token for `scopes` answers from the cache; otherwise the
+    /// assertion is redeemed (once however many callers start the same session together).
+    ///
+    /// - Parameters:
+    ///   - scopes: the downstream API's scopes.
+    ///   - assertion: the access token the web API received from its caller.
+    ///   - sessionKey: the session's key; by default the assertion's hash.
+    ///   - authority: the cloud and the tenant (a multi-tenant authority stands for the
+    ///     assertion's tenant).
+    ///   - credential: the app's credential, of ``credentialKind``.
+    /// - Throws: as ``acquireOnBehalfOfToken(for:assertion:authority:credential:)``, and
+    ///   `.invalidArgument` for an empty session key.
+    public nonisolated(nonsending) func startLongRunningSession(
+        for scopes: Scopes, assertion: UserAssertion, sessionKey: String? = nil, authority: Authority,
+        credential: ClientCredential
+    ) async throws -> LongRunningSession {
+        try check(credential)
+        let sessionKey = sessionKey ?? assertion.hash
+        let key = try TokenCache.sessionIndexKey(sessionKey)
+        let counters = cache.group.metrics.onBehalfOf
+        let tenant = try TokenCache.onBehalfOfTenant(of: authority, assertion: assertion)
+        let cache = cache
+        let lookUp = { @Sendable in try cache.onBehalfOfToken(for: scopes, key: key, tenant: tenant, authority: authority) }
+        let request = TokenRequest(
+            clientId: cache.clientId, authority: try Authority("\(authority.base)/\(tenant)"), scopes: scopes,
+            grantType: TokenCache.onBehalfOfGrant)
+        let flight = ["session", key.value, authority.environment.groupKey.value, tenant, scopes.flightKey].joined(
+            separator: "\n")
+        let acquired = try await acquire(key: flight, counters: counters, lookUp: lookUp) { [endpoint, timeout] in
+            let response = try await endpoint.requestToken(
+                grant: .onBehalfOf(assertion, credential), clientId: cache.clientId, scopes: scopes,
+                endpoint: request.authority.tokenEndpoint, timeout: timeout)
+            return try cache.storeLongRunningToken(response, for: request, sessionKey: sessionKey, assertion: assertion)
+        }
+        return LongRunningSession(key: sessionKey, acquired: acquired)
+    }
+
+    /// A token of the long-running session `sessionKey` for `scopes`: the cached one, or one the
+    /// session's refresh token redeems now, without the caller's assertion (MSAL.NET's
+    /// `AcquireTokenInLongRunningProcess`).
+    ///
+    /// - Parameters:
+    ///   - scopes: the downstream API's scopes (those the session started with, or others its
+    ///     refresh token can get).
+    ///   - sessionKey: ``LongRunningSession/key``.
+    ///   - authority: the cloud and the tenant the session's tokens are for (a tenant: a
+    ///     multi-tenant alias cannot be resolved without the assertion).
+    ///   - credential: the app's credential, of ``credentialKind``.
+    /// - Throws: ``TokenCacheError``: `.interactionRequired` when the session has no refresh
+    ///   token (it was never started here, or it was cleared) or the authority refuses it: the
+    ///   work needs a new session from the caller; `.invalidArgument` for a credential of another
+    ///   kind, empty scopes or key, or a multi-tenant authority; the token endpoint's and the
+    ///   store's errors.
+    public nonisolated(nonsending) func acquireLongRunningToken(
+        for scopes: Scopes, sessionKey: String, authority: Authority, credential: ClientCredential
+    ) async throws -> Acquired {
+        try check(credential)
+        let counters = cache.group.metrics.onBehalfOf
+        if let cached = try cache.longRunningToken(for: scopes, sessionKey: sessionKey, authority: authority),
+            !cached.shouldRefresh
+        {
+            counters.hits.increment()
+            return Acquired(token: cached.token, isFromCache: true)
+        }
+        let cache = cache
+        let lookUp = { @Sendable in try cache.longRunningToken(for: scopes, sessionKey: sessionKey, authority: authority) }
+        let request = TokenRequest(
+            clientId: cache.clientId, authority: authority, scopes: scopes, grantType: TokenCache.refreshTokenGrant)
+        let key = try TokenCache.sessionIndexKey(sessionKey)
+        let flight = ["session", key.value, authority.environment.groupKey.value, authority.tenant, scopes.flightKey]
+            .joined(separator: "\n")
+        return try await acquire(key: flight, counters: counters, lookUp: lookUp) { [endpoint, timeout] in
+            guard let refreshToken = try cache.longRunningRefreshToken(sessionKey: sessionKey, authority: authority) else {
+                throw TokenCacheError(
+                    .interactionRequired,
+                    "the long-running session has no refresh token in this group: start it again with the caller's token")
+            }
+            let response = try await endpoint.requestToken(
+                grant: .sessionRefreshToken(refreshToken.secret, credential), clientId: cache.clientId, scopes: scopes,
+                endpoint: request.authority.tokenEndpoint, timeout: timeout)
+            return try cache.storeLongRunningToken(response, for: request, sessionKey: sessionKey)
+        }
+    }
+
     /// Requests for the same token in flight in this process, by group, client and token.
     private static let flights = SingleFlight<Acquired>()
 

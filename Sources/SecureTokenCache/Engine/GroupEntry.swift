@@ -38,10 +38,12 @@ public struct GroupEntry: Sendable, Hashable {
     /// The partition the entry belongs to; `nil` for app metadata.
     public let partition: CachePartition?
 
-    /// Whether this is an on-behalf-of access token: one that carries the hash of the user
-    /// assertion it was redeemed from, and answers only that assertion's holder.
+    /// Whether this is an on-behalf-of token: an access token that carries the hash of the user
+    /// assertion it was redeemed from, and answers only that assertion's holder, or a refresh
+    /// token of a long-running on-behalf-of session, which renews only that session.
     public var isOnBehalfOf: Bool {
-        kind == .accessToken && UserAssertion.memberNames.contains { !(fields.string($0) ?? "").isEmpty }
+        (kind == .accessToken || kind == .refreshToken)
+            && UserAssertion.memberNames.contains { !(fields.string($0) ?? "").isEmpty }
     }
 
     /// Whom a token is for, as a server's cache tells its tokens apart.
@@ -55,12 +57,13 @@ public struct GroupEntry: Sendable, Hashable {
     }
 
     /// Whom this entry is for: ``Holder/app`` for an app-only access token,
-    /// ``Holder/onBehalfOf`` for an on-behalf-of one, ``Holder/user`` for the other tokens and
-    /// accounts; `nil` for app metadata, which is no one's.
+    /// ``Holder/onBehalfOf`` for an on-behalf-of one and a long-running session's refresh token,
+    /// ``Holder/user`` for the other tokens and accounts; `nil` for app metadata, which is no
+    /// one's.
     public var holder: Holder? {
         switch kind {
         case .appMetadata: nil
-        case .accessToken where isOnBehalfOf: .onBehalfOf
+        case _ where isOnBehalfOf: .onBehalfOf
         case .accessToken where homeAccountId == nil: .app
         default: .user
         }

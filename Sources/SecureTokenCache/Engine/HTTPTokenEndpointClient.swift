@@ -36,8 +36,9 @@ public struct HTTPTokenEndpointClient: TokenEndpointClient {
     /// Requests a confidential client's token; see
     /// ``TokenEndpointClient/requestToken(grant:clientId:scopes:endpoint:timeout:)``.
     ///
-    /// Client credentials ask for the resource's scopes only. On-behalf-of asks, as MSAL does,
-    /// for the OIDC scopes and `client_info` too, so the answer names the user.
+    /// Client credentials ask for the resource's scopes only. On-behalf-of and a session's
+    /// refresh ask, as MSAL does, for the OIDC scopes and `client_info` too, so the answer names
+    /// the user.
     public func requestToken(grant: ConfidentialGrant, clientId: String, scopes: Scopes, endpoint: String, timeout: Duration)
         async throws -> TokenResponse
     {
@@ -54,6 +55,15 @@ public struct HTTPTokenEndpointClient: TokenEndpointClient {
                 ("client_id", clientId),
                 ("assertion", assertion.jwt),
                 ("requested_token_use", "on_behalf_of"),
+                ("scope", scope.values.joined(separator: " ")),
+                ("client_info", "1"),
+            ]
+        case .sessionRefreshToken(let refreshToken, _):
+            let scope = Scopes(scopes.values + ["offline_access", "openid", "profile"])
+            form = [
+                ("grant_type", "refresh_token"),
+                ("client_id", clientId),
+                ("refresh_token", refreshToken),
                 ("scope", scope.values.joined(separator: " ")),
                 ("client_info", "1"),
             ]

@@ -40,13 +40,22 @@ extension TokenCache {
         -> CachedAccessToken?
     {
         try Self.checkOnBehalfOfScopes(scopes)
-        let snapshot = try group.snapshot()
         let tenant = try Self.onBehalfOfTenant(of: authority, assertion: assertion)
+        return try onBehalfOfToken(
+            for: scopes, key: UserAssertion.key(of: assertion.hash) ?? .empty, tenant: tenant, authority: authority)
+    }
+
+    /// The cached on-behalf-of token filed under the assertion key `key` (an assertion's hash or
+    /// a long-running session's key) in `tenant`.
+    func onBehalfOfToken(for scopes: Scopes, key: HashedString, tenant: String, authority: Authority) throws
+        -> CachedAccessToken?
+    {
+        let snapshot = try group.snapshot()
         let realm = snapshot.index.tenantAliases[tenant] ?? tenant
         let now = group.clock()
         let bucket = AccessTokenBucket(
-            account: UserAssertion.key(of: assertion.hash) ?? .empty, environment: authority.environment.groupKey,
-            realm: HashedString(realm), client: clientKey, tokenType: .bearer, extCacheKey: .empty)
+            account: key, environment: authority.environment.groupKey, realm: HashedString(realm), client: clientKey,
+            tokenType: .bearer, extCacheKey: .empty)
         let found = snapshot.index.onBehalfOfAccessToken(in: bucket, scopes: scopes, now: now)
         if let found { noteUse(of: found) }
         return found.map { CachedAccessToken(token: $0, shouldRefresh: $0.shouldRefresh(at: now)) }
@@ -79,19 +88,25 @@ extension TokenCache {
             request, grant: Self.onBehalfOfGrant,
             "storeOnBehalfOfToken(_:for:assertion:) stores on-behalf-of responses "
                 + "(grant type \"urn:ietf:params:oauth:grant-type:jwt-bearer\")")
+        let tenant = try Self.onBehalfOfTenant(of: request.authority, assertion: assertion)
+        let ingest = try onBehalfOfIngest(response, for: request, tenant: tenant, filing: .assertion(assertion))
+        return try group.write { transaction in ingest.apply(to: &transaction, signIn: false) }
+    }
+
+    /// The entries of an on-behalf-of response (a start or a renewal of a long-running session
+    /// too), checked: scopes named, `expires_in` given; filed under `tenant` (a multi-tenant
+    /// authority's tokens go under the assertion's tenant, where the lookups through either
+    /// authority find them).
+    func onBehalfOfIngest(
+        _ response: TokenResponse, for request: TokenRequest, tenant: String, filing: Ingest.OnBehalfOfFiling
+    ) throws -> Ingest {
         try Self.checkOnBehalfOfScopes(request.scopes)
         guard response.expiresIn != nil else {
             throw TokenCacheError(.malformedResponse, "the on-behalf-of response has no expires_in; nothing was stored")
         }
         var filed = request
-        let tenant = try Self.onBehalfOfTenant(of: request.authority, assertion: assertion)
-        if tenant != request.authority.tenant {
-            // A multi-tenant authority: file the token under the assertion's tenant, where the
-            // lookups through either authority find it.
-            filed.authority = try Authority("\(request.authority.base)/\(tenant)")
-        }
-        let ingest = try Ingest(response: response, request: filed, now: group.clock(), assertion: assertion)
-        return try group.write { transaction in ingest.apply(to: &transaction, signIn: false) }
+        if tenant != request.authority.tenant { filed.authority = try Authority("\(request.authority.base)/\(tenant)") }
+        return try Ingest(response: response, request: filed, now: group.clock(), onBehalfOf: filing)
     }
 
     /// The tenant an on-behalf-of token of `authority` is filed under: the authority's, or the

@@ -63,6 +63,7 @@ enum FilingPart: Int, Sendable, CaseIterable {
         case (.family, .refreshToken(let token)): token.familyKey
         case (.username, .account(let account)): account.username.isEmpty ? nil : account.usernameKey
         case (.assertion, .accessToken(let token)): token.assertionKey
+        case (.assertion, .refreshToken(let token)): token.assertionKey
         default: nil
         }
     }

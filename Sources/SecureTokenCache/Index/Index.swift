@@ -282,6 +282,17 @@ struct Index: Sendable {
         .sorted(by: Self.newerRefreshToken)
     }
 
+    /// The client's refresh tokens of the long-running on-behalf-of session whose key's index key
+    /// is `session` (``UserAssertion/key(of:)``), most recently written first.
+    func onBehalfOfRefreshTokens(session: HashedString, environment: Environment, client: String) -> [StoredEntry] {
+        resolve(
+            state.maps.onBehalfOfRefreshTokens[
+                RefreshTokenBucket(account: session, environment: environment.groupKey, owner: HashedString(client))
+            ]
+        )
+        .sorted(by: Self.newerRefreshToken)
+    }
+
     /// The family's refresh tokens for the account, most recently written first.
     func familyRefreshTokens(account: String, environment: Environment, family: String) -> [StoredEntry] {
         resolve(

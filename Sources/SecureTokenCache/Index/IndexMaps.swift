@@ -13,8 +13,12 @@ struct IndexMaps: Sendable {
     /// On-behalf-of access tokens by bucket, whose account part is the assertion hash's key
     /// (MSAL.NET files them by it, and its silent lookups do not see them either).
     var onBehalfOfAccessTokens = LayeredMap<AccessTokenBucket, Filed<StoredEntry>>()
-    /// Refresh tokens by account, cloud and owning client.
+    /// Refresh tokens by account, cloud and owning client. A long-running on-behalf-of
+    /// session's are not here: they redeem only for that session.
     var ownRefreshTokens = LayeredMap<RefreshTokenBucket, Filed<EntryID>>()
+    /// Refresh tokens of long-running on-behalf-of sessions, by bucket, whose account part is
+    /// the session key's (``UserAssertion/key(of:)``).
+    var onBehalfOfRefreshTokens = LayeredMap<RefreshTokenBucket, Filed<EntryID>>()
     /// Family refresh tokens by account, cloud and family.
     var familyRefreshTokens = LayeredMap<RefreshTokenBucket, Filed<EntryID>>()
     /// Client → accounts with a refresh token of that client → how many.
@@ -47,12 +51,17 @@ struct IndexMaps: Sendable {
                 [.accessToken], by: [.assertion, .cloud, .realm, .client, .tokenType, .extCacheKey], requiring: .assertion,
                 reserve: (0, 0))),
         .rule(
-            \.ownRefreshTokens, MapFiling([.refreshToken], by: [.account, .cloud, .client], reserve: (6, 6)),
+            \.ownRefreshTokens,
+            MapFiling([.refreshToken], by: [.account, .cloud, .client], excluding: .assertion, reserve: (6, 6)),
             tally: (\.accountsWithClientToken, { ($0.owner, $0.account) })),
         .rule(
             \.familyRefreshTokens,
-            MapFiling([.refreshToken], by: [.account, .cloud, .family], requiring: .family, reserve: (6, 6)),
+            MapFiling(
+                [.refreshToken], by: [.account, .cloud, .family], requiring: .family, excluding: .assertion, reserve: (6, 6)),
             tally: (\.accountsWithFamilyToken, { ($0.owner, $0.account) })),
+        .rule(
+            \.onBehalfOfRefreshTokens,
+            MapFiling([.refreshToken], by: [.assertion, .cloud, .client], requiring: .assertion, reserve: (0, 0))),
         .rule(\.accountsByHome, MapFiling([.account], by: [.account], reserve: (6, 6))),
         .rule(\.accountsByUsername, MapFiling([.account], by: [.username], requiring: .username, reserve: (6, 6))),
         .rule(\.appMetadataByClient, MapFiling([.appMetadata], by: [.client], reserve: (0, 0))),

@@ -39,19 +39,36 @@ struct Ingest {
     let homeAccountId: String?
     let realm: String
     let environment: String
-    /// The assertion an on-behalf-of response was obtained with, `nil` for any other response.
-    let assertion: UserAssertion?
+    /// How an on-behalf-of response is filed, `nil` for any other response.
+    let onBehalfOf: OnBehalfOfFiling?
 
-    /// The entries of `response` to `request`; of an on-behalf-of request when `assertion` is
-    /// given. An on-behalf-of access token carries the assertion's hash, and its refresh token
-    /// is not kept: as in MSAL.NET, only the holder of the same assertion finds the access
-    /// token, and a new assertion is redeemed afresh.
-    init(response: TokenResponse, request: TokenRequest, now: Int64, assertion: UserAssertion? = nil) throws {
+    /// How an on-behalf-of response is filed: what its tokens carry as `user_assertion_hash`, and
+    /// whether its refresh token is kept.
+    enum OnBehalfOfFiling {
+        /// Under the assertion's hash, without the refresh token: as in MSAL.NET, only the holder
+        /// of the same assertion finds the access token, and a new assertion is redeemed afresh.
+        case assertion(UserAssertion)
+        /// Under a long-running session's key, with the refresh token, which renews the
+        /// session's tokens after the assertion has expired (MSAL.NET's long-running OBO).
+        case session(String)
+
+        /// What the tokens carry as `user_assertion_hash`.
+        var key: String {
+            switch self {
+            case .assertion(let assertion): assertion.hash
+            case .session(let key): key
+            }
+        }
+    }
+
+    /// The entries of `response` to `request`; of an on-behalf-of request when `onBehalfOf` is
+    /// given.
+    init(response: TokenResponse, request: TokenRequest, now: Int64, onBehalfOf: OnBehalfOfFiling? = nil) throws {
         guard !request.clientId.isEmpty else { throw TokenCacheError(.invalidArgument, "the request has an empty client id") }
         self.request = request
         self.response = response
         self.now = now
-        self.assertion = assertion
+        self.onBehalfOf = onBehalfOf
         self.environment = request.authority.environment.host
         let claims = response.idTokenClaims
         if let info = response.clientInfo, let uid = info.string("uid"), let utid = info.string("utid") {
@@ -88,7 +105,7 @@ struct Ingest {
         ]
         if let keyId = request.keyId { fields["key_id"] = .string(keyId) }
         if let refreshIn = response.refreshIn { fields["refresh_on"] = .string(String(now + refreshIn)) }
-        if let assertion { fields["user_assertion_hash"] = .string(assertion.hash) }
+        if let onBehalfOf { fields["user_assertion_hash"] = .string(onBehalfOf.key) }
         return AccessToken(fields: fields)
     }
 
@@ -122,7 +139,8 @@ struct Ingest {
     }
 
     var refreshToken: RefreshToken? {
-        guard let secret = response.refreshToken, assertion == nil else { return nil }
+        guard let secret = response.refreshToken else { return nil }
+        if case .assertion = onBehalfOf { return nil }
         var fields: JSONObject = [
             "credential_type": .string("RefreshToken"),
             "secret": .string(secret),
@@ -132,7 +150,12 @@ struct Ingest {
             "target": .string(target),
             "last_modification_time": .string(String(now)),
         ]
-        if let family = response.familyId { fields["family_id"] = .string(family) }
+        if case .session(let key) = onBehalfOf {
+            // A session's token redeems only for the session: filed under its key, in no family.
+            fields["user_assertion_hash"] = .string(key)
+        } else if let family = response.familyId {
+            fields["family_id"] = .string(family)
+        }
         return RefreshToken(fields: fields)
     }
 
@@ -249,11 +272,14 @@ struct Ingest {
                 return
             }
         }
-        // One refresh token per account, cloud and client: the newest replaces the others.
-        let existing = transaction.index.ownRefreshTokens(
-            account: account, environment: request.authority.environment, client: client
-        )
-        .sorted { $0.ordinal < $1.ordinal }
+        // One refresh token per account (or session), cloud and client: the newest replaces the
+        // others.
+        let existing =
+            (token.assertionKey.map {
+                transaction.index.onBehalfOfRefreshTokens(session: $0, environment: request.authority.environment, client: client)
+            }
+            ?? transaction.index.ownRefreshTokens(account: account, environment: request.authority.environment, client: client))
+            .sorted { $0.ordinal < $1.ordinal }
         if let first = existing.first {
             for stored in existing.dropFirst() { transaction.delete(stored.id) }
             transaction.replace(first.id, with: CacheEntry.refreshToken(token).keepingUnknownFields(of: first.entry))

@@ -13,6 +13,8 @@ public struct RefreshToken: Sendable, Hashable, EntryModel {
         let lastModificationTime: Int64?
         let clientKey: HashedString
         let familyKey: HashedString?
+        let userAssertionHash: String?
+        let assertionKey: HashedString?
 
         init(_ parts: borrowing EntryParts) {
             credential = CredentialMembers(parts)
@@ -21,6 +23,8 @@ public struct RefreshToken: Sendable, Hashable, EntryModel {
             lastModificationTime = parts.seconds(.lastModificationTime)
             clientKey = parts.lowercasedKey(.clientId)
             familyKey = familyId.map(HashedString.init)
+            userAssertionHash = parts.assertionHash
+            assertionKey = parts.assertionKey()
         }
     }
 
@@ -45,12 +49,26 @@ public struct RefreshToken: Sendable, Hashable, EntryModel {
     var clientKey: HashedString { parsed.clientKey }
     /// The family id with its hash, when this is a family refresh token.
     var familyKey: HashedString? { parsed.familyKey }
+    /// The key of a long-running on-behalf-of session this token belongs to
+    /// (`user_assertion_hash`, as MSAL.NET stores it), as stored; `nil` for a user's own token,
+    /// which is never redeemed for a session and the other way round.
+    public var userAssertionHash: String? { parsed.userAssertionHash }
+    /// The index key of ``userAssertionHash``.
+    var assertionKey: HashedString? { parsed.assertionKey }
 
     /// Every member of the entry as stored.
     public var fields: JSONObject { members.object }
 
     /// The key msal-python 1.39.0 files this entry under.
-    public var msalKey: String { userKey(["RefreshToken", clientId, "", target ?? ""]) }
+    ///
+    /// A long-running on-behalf-of session's token ends with the session key, as an on-behalf-of
+    /// access token ends with its assertion hash: otherwise it would take the key of the user's
+    /// own refresh token for the same client.
+    public var msalKey: String {
+        var parts = ["RefreshToken", clientId, "", target ?? ""]
+        if let assertionKey { parts.append(assertionKey.value) }
+        return userKey(parts)
+    }
 }
 
 extension RefreshToken {

@@ -60,7 +60,7 @@ import Testing
         // Each entry says its partition; app metadata belongs to none.
         for entry in try group.entries() {
             #expect((entry.partition == nil) == (entry.kind == .appMetadata))
-            #expect(entry.partition?.holder == entry.holder || entry.kind != .accessToken)
+            #expect(entry.partition?.holder == entry.holder || entry.kind == .idToken || entry.kind == .account)
         }
     }
 

@@ -49,6 +49,7 @@ import Testing
                 switch grant {
                 case .clientCredentials: name = "client_credentials"
                 case .onBehalfOf: name = "obo"
+                case .sessionRefreshToken(let refreshToken, _): name = "session-refresh \(refreshToken)"
                 }
                 counts.forms.append("\(name) \(grant.credential.kind.rawValue)")
                 return counts.requests
