@@ -41,8 +41,7 @@ extension TokenCache {
     {
         try Self.checkOnBehalfOfScopes(scopes)
         let tenant = try Self.onBehalfOfTenant(of: authority, assertion: assertion)
-        return try onBehalfOfToken(
-            for: scopes, key: UserAssertion.key(of: assertion.hash) ?? .empty, tenant: tenant, authority: authority)
+        return try onBehalfOfToken(for: scopes, key: assertion.key, tenant: tenant, authority: authority)
     }
 
     /// The cached on-behalf-of token filed under the assertion key `key` (an assertion's hash or

@@ -16,6 +16,9 @@ public struct UserAssertion: Sendable, Hashable {
     public let hash: String
     /// The tenant the assertion was issued in (its `tid` claim), when it names one.
     public let tenantId: String?
+    /// The index key of ``hash`` (``key(of:)``), made once: a web API looks its caller's tokens
+    /// up by it on every request.
+    let key: HashedString
 
     /// The assertion `jwt`.
     ///
@@ -34,6 +37,7 @@ public struct UserAssertion: Sendable, Hashable {
         }
         self.jwt = jwt
         hash = Self.hash(of: jwt)
+        key = Self.key(of: hash) ?? .empty
         tenantId = claims.string("tid").flatMap { $0.isEmpty ? nil : $0 }
     }
 
