@@ -80,6 +80,8 @@ let package = Package(
             name: "stc-examples",
             dependencies: ["SecureTokenCache"],
             path: "Examples",
+            // The server sample is a package of its own (Hummingbird), built by scripts/server-sample.
+            exclude: ["ServerSample"],
             swiftSettings: strictSettings
         ),
         // What both test targets share: the tags `scripts/test --fast` filters on, and the

@@ -31,6 +31,10 @@ Speaks just enough of the Microsoft identity platform's v2.0 token endpoint:
                                       "times": n (then back to "ok"; default: until changed),
                                       "decline": ["Scope", ...], "expires_in": s,
                                       "refresh_in": s, "delay": s, "hang": s}
+  GET  /api/whoami                   a downstream API: with "Authorization: Bearer <access token>"
+                                     of a token this authority issued, {"kind": "user" | "app",
+                                     "caller": username or client id, "tenant", "scope"}; 401
+                                     for any other token
   GET  /stats                        {"requests": {"<client_id> <grant_type>": n}, "total": n}
   POST /reset                        forget the counters (tokens stay valid)
   POST /shutdown                     exit at once
@@ -78,6 +82,7 @@ class Authority:
         self.family_clients = {c.lower() for c in family_clients}
         self.default_tenant = default_tenant
         self.refresh_tokens = {}  # secret -> {"client", "family", "user"}
+        self.access_tokens = {}  # secret -> what /api/whoami answers for it
         self.counts = {}
         self.total = 0
         self.behaviour = {"mode": "ok"}
@@ -122,12 +127,16 @@ class Authority:
         granted = [s for s in requested if s.lower() not in RESERVED and s.lower() not in declined]
         granted += ["openid", "profile", "offline_access"]
         expires_in = int(behaviour.get("expires_in", 3600))
+        access_token = f"at-{serial}-" + secrets.token_urlsafe(16)
+        with self.lock:
+            self.access_tokens[access_token] = {"kind": "user", "caller": user["username"], "tenant": user["tid"],
+                                                "scope": " ".join(granted)}
         body = {
             "token_type": "Bearer",
             "scope": " ".join(granted),
             "expires_in": expires_in,
             "ext_expires_in": expires_in,
-            "access_token": f"at-{serial}-" + secrets.token_urlsafe(16),
+            "access_token": access_token,
             "refresh_token": refresh,
             "id_token": jwt({
                 "aud": client,
@@ -162,7 +171,7 @@ class Authority:
             body["foci"] = "1"
         return body
 
-    def issue_app(self, tenant, behaviour):
+    def issue_app(self, tenant, behaviour, client="", scope=""):
         """(status, body) for a client_credentials grant: an app-only token for one tenant."""
         if tenant in ("common", "organizations", "consumers"):
             return 400, error("invalid_request", None,
@@ -171,8 +180,11 @@ class Authority:
             self.serial += 1
             serial = self.serial
         expires_in = int(behaviour.get("expires_in", 3599))
+        access_token = f"at-app-{serial}-" + secrets.token_urlsafe(16)
+        with self.lock:
+            self.access_tokens[access_token] = {"kind": "app", "caller": client, "tenant": tenant, "scope": scope}
         body = {"token_type": "Bearer", "expires_in": expires_in, "ext_expires_in": expires_in,
-                "access_token": f"at-app-{serial}-" + secrets.token_urlsafe(16)}
+                "access_token": access_token}
         if "refresh_in" in behaviour:
             body["refresh_in"] = int(behaviour["refresh_in"])
         return 200, body
@@ -255,6 +267,15 @@ class Handler(BaseHTTPRequestHandler):
                                  "cloud_audience_urn": "urn:federation:MicrosoftOnline"})
         elif self.path == "/health":
             self.send_json(200, {"ok": True})
+        elif self.path == "/api/whoami":
+            header = self.headers.get("Authorization") or ""
+            token = header[len("Bearer "):] if header.startswith("Bearer ") else ""
+            with self.authority.lock:
+                known = self.authority.access_tokens.get(token)
+            if known is None:
+                self.send_json(401, {"error": "invalid_token"})
+            else:
+                self.send_json(200, known)
         else:
             self.send_json(404, {"error": "not_found"})
 
@@ -309,7 +330,7 @@ class Handler(BaseHTTPRequestHandler):
                     return self.send_json(400, error("invalid_grant", None, "AADSTS50013: the assertion is not valid"))
                 tenant = path.strip("/").split("/")[-4].lower()
                 if grant == "client_credentials":
-                    return self.send_json(*a.issue_app(tenant, behaviour))
+                    return self.send_json(*a.issue_app(tenant, behaviour, form.get("client_id", ""), form.get("scope", "")))
                 return self.send_json(*a.issue_obo(form, tenant, behaviour))
             if grant == "authorization_code" and not v1:
                 # A web app's sign-in: the code names the user.
