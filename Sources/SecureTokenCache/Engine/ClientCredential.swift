@@ -40,8 +40,9 @@ public enum ClientCredential: Sendable {
 /// A confidential client's grant, as ``TokenEndpointClient/requestToken(grant:clientId:scopes:endpoint:timeout:)``
 /// sends it.
 public enum ConfidentialGrant: Sendable {
-    /// The client's own token (RFC 6749 §4.4): an app-only token.
-    case clientCredentials(ClientCredential)
+    /// The client's own token (RFC 6749 §4.4): an app-only token; `parameters` are sent with the
+    /// request (such as `fmi_path`, ``TokenRequest/cacheKeyComponents``).
+    case clientCredentials(ClientCredential, parameters: [String: String] = [:])
     /// A token for a downstream API on behalf of the user whose access token the web API
     /// received (the JWT-bearer grant, RFC 7523, with `requested_token_use=on_behalf_of`).
     case onBehalfOf(UserAssertion, ClientCredential)
@@ -52,7 +53,7 @@ public enum ConfidentialGrant: Sendable {
     /// The credential the grant presents.
     public var credential: ClientCredential {
         switch self {
-        case .clientCredentials(let credential), .onBehalfOf(_, let credential), .sessionRefreshToken(_, let credential):
+        case .clientCredentials(let credential, _), .onBehalfOf(_, let credential), .sessionRefreshToken(_, let credential):
             credential
         }
     }

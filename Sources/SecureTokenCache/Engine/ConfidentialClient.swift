@@ -63,30 +63,37 @@ public struct ConfidentialClient: Sendable {
     ///   - scopes: the resource's scopes, usually one `<resource>/.default`.
     ///   - authority: the cloud and the tenant (a tenant id, or a domain the group knows).
     ///   - credential: the app's credential, of ``credentialKind``.
+    ///   - cacheKeyComponents: extra parameters to send with the request that set the token apart
+    ///     in the cache (such as `["fmi_path": path]`; see ``TokenRequest/cacheKeyComponents``).
     /// - Throws: ``TokenCacheError``: `.invalidArgument` for a credential of another kind than
-    ///   ``credentialKind`` and for what ``TokenCache/appToken(for:authority:)`` refuses; the
+    ///   ``credentialKind`` and for what ``TokenCache/appToken(for:authority:cacheKeyComponents:)`` refuses; the
     ///   token endpoint's errors (`.serverError`, `.network`, `.malformedResponse`), delivered to
     ///   every caller that waited for the same request; `.lockTimeout` when another process
     ///   held the request for too long; the store's errors.
-    public nonisolated(nonsending) func acquireAppToken(for scopes: Scopes, authority: Authority, credential: ClientCredential)
-        async throws -> Acquired
-    {
+    public nonisolated(nonsending) func acquireAppToken(
+        for scopes: Scopes, authority: Authority, credential: ClientCredential, cacheKeyComponents: [String: String] = [:]
+    ) async throws -> Acquired {
         try check(credential)
         let counters = cache.group.metrics.app
-        if let cached = try cache.appToken(for: scopes, authority: authority), !cached.shouldRefresh {
+        if let cached = try cache.appToken(for: scopes, authority: authority, cacheKeyComponents: cacheKeyComponents),
+            !cached.shouldRefresh
+        {
             counters.hits.increment()
             return Acquired(token: cached.token, isFromCache: true)
         }
         let cache = cache
-        let lookUp = { @Sendable in try cache.appToken(for: scopes, authority: authority) }
+        let lookUp = { @Sendable in
+            try cache.appToken(for: scopes, authority: authority, cacheKeyComponents: cacheKeyComponents)
+        }
         let realm = try TokenCache.appRealm(of: authority, in: try cache.group.index())
         let request = TokenRequest(
             clientId: cache.clientId, authority: try Authority("\(authority.base)/\(realm)"), scopes: scopes,
-            grantType: TokenCache.clientCredentialsGrant)
-        let key = ["app", authority.environment.groupKey.value, realm, scopes.flightKey].joined(separator: "\n")
+            grantType: TokenCache.clientCredentialsGrant, cacheKeyComponents: cacheKeyComponents)
+        let extCacheKey = request.extCacheKey ?? ""
+        let key = ["app", authority.environment.groupKey.value, realm, scopes.flightKey, extCacheKey].joined(separator: "\n")
         return try await acquire(key: key, counters: counters, lookUp: lookUp) { [endpoint, timeout] in
             let response = try await endpoint.requestToken(
-                grant: .clientCredentials(credential), clientId: cache.clientId, scopes: scopes,
+                grant: .clientCredentials(credential, parameters: cacheKeyComponents), clientId: cache.clientId, scopes: scopes,
                 endpoint: request.authority.tokenEndpoint, timeout: timeout)
             return try cache.storeAppToken(response, for: request)
         }
@@ -101,7 +108,7 @@ public struct ConfidentialClient: Sendable {
     ///   - authority: the cloud and the tenant; a multi-tenant authority stands for the
     ///     assertion's tenant.
     ///   - credential: the app's credential, of ``credentialKind``.
-    /// - Throws: as ``acquireAppToken(for:authority:credential:)``, and `.interactionRequired`
+    /// - Throws: as ``acquireAppToken(for:authority:credential:cacheKeyComponents:)``, and `.interactionRequired`
     ///   when the authority refuses the assertion (`invalid_grant`, `interaction_required`):
     ///   the caller must get a new token, and the web API should send it the challenge.
     public nonisolated(nonsending) func acquireOnBehalfOfToken(

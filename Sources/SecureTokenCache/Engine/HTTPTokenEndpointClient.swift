@@ -44,10 +44,11 @@ public struct HTTPTokenEndpointClient: TokenEndpointClient {
     {
         var form: [(name: String, value: String)]
         switch grant {
-        case .clientCredentials:
+        case .clientCredentials(_, let parameters):
             form = [
                 ("grant_type", "client_credentials"), ("client_id", clientId), ("scope", scopes.values.joined(separator: " ")),
             ]
+            form += parameters.sorted { $0.key < $1.key }.map { (name: $0.key, value: $0.value) }
         case .onBehalfOf(let assertion, _):
             let scope = Scopes(scopes.values + ["offline_access", "openid", "profile"])
             form = [

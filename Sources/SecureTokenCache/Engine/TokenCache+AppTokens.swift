@@ -27,7 +27,7 @@ extension TokenCache {
     /// }
     /// ```
     ///
-    /// ``ConfidentialClient/acquireAppToken(for:authority:credential:)`` does all of this in one
+    /// ``ConfidentialClient/acquireAppToken(for:authority:credential:cacheKeyComponents:)`` does all of this in one
     /// call, with one token request however many callers miss together.
     ///
     /// Finds the app tokens every MSAL SDK writes, under any alias of the authority's cloud
@@ -39,7 +39,8 @@ extension TokenCache {
     /// Scopes match as for user tokens: case-insensitively, as a subset of the token's. msal-python
     /// compares case-sensitively, so an app that asks for `API://Resource/.default` finds here a
     /// token msal-python stored for `api://resource/.default`, where msal-python would not. A token
-    /// stored with an extended cache key (msal-python's `fmi_path`) answers no lookup here. The
+    /// stored with an extended cache key (msal-python's `fmi_path`) answers only a lookup with the
+    /// same `cacheKeyComponents`. The
     /// token stored for exactly these scopes answers first, at the same cost however many
     /// resources the tenant has tokens for; a miss looks through the tenant's app tokens.
     ///
@@ -48,15 +49,20 @@ extension TokenCache {
     ///   - authority: the cloud and the tenant. The tenant must be a tenant id (a GUID) or a
     ///     domain name the group has already resolved to one; the multi-tenant aliases
     ///     (`common`, `organizations`, `consumers`) name no tenant an app token can be for.
+    ///   - cacheKeyComponents: the extra parameters the token was requested with that set it
+    ///     apart (``TokenRequest/cacheKeyComponents``, such as `["fmi_path": path]`): only a
+    ///     token stored with the same ones answers; none by default.
     /// - Returns: the token, or `nil` when none is valid for 300 s more.
     /// - Throws: ``TokenCacheError``: `.invalidArgument` for empty scopes or a tenant that is
     ///   neither a tenant id nor a known domain; the store's errors when catching up with other
     ///   processes' writes.
-    public func appToken(for scopes: Scopes, authority: Authority) throws -> CachedAccessToken? {
+    public func appToken(for scopes: Scopes, authority: Authority, cacheKeyComponents: [String: String] = [:]) throws
+        -> CachedAccessToken?
+    {
         // As for a user's token (``LastHit``): an answer found at this generation of the group
         // stays the answer for as long as it is unexpired.
         let generation = group.generation
-        let question = AppQuestion(authority: authority.url, scopes: scopes)
+        let question = AppQuestion(authority: authority.url, scopes: scopes, cacheKeyComponents: cacheKeyComponents)
         if let answer = appAnswers.withLock({ $0.answer(question, at: generation) }) {
             let now = group.clock()
             if !answer.isExpired(at: now) {
@@ -70,10 +76,13 @@ extension TokenCache {
         let now = group.clock()
         // A tenant may hold a token for each of thousands of resources: the one stored for
         // exactly these scopes is found by its key, as msal-python finds it, not by a scan.
-        let key = "-\(authority.environment.host)-accesstoken-\(client)-\(realm)-\(scopes.target)".lowercased()
+        let extCacheKey = ExtendedCacheKey.of(cacheKeyComponents)
+        let key =
+            extCacheKey.map { "-\(authority.environment.host)-atext-\(client)-\(realm)-\(scopes.target)-\($0)" }
+            ?? "-\(authority.environment.host)-accesstoken-\(client)-\(realm)-\(scopes.target)"
         let found = snapshot.index.accessToken(
-            in: appBucket(environment: authority.environment, realm: realm), key: EntryID(kind: .accessToken, key: key),
-            scopes: scopes, now: now)
+            in: appBucket(environment: authority.environment, realm: realm, extCacheKey: extCacheKey),
+            key: EntryID(kind: .accessToken, key: key.lowercased()), scopes: scopes, now: now)
         if let found {
             noteUse(of: found)
             appAnswers.withLock { $0.remember(found, for: question, at: snapshot.cursor.generation) }
@@ -81,10 +90,12 @@ extension TokenCache {
         return found.map { CachedAccessToken(token: $0, shouldRefresh: $0.shouldRefresh(at: now)) }
     }
 
-    /// A question ``appToken(for:authority:)`` answered: the authority as given and the scopes.
+    /// A question ``appToken(for:authority:cacheKeyComponents:)`` answered: the authority as
+    /// given, the scopes and the cache key components.
     struct AppQuestion: Hashable, Sendable {
         let authority: String
         let scopes: Scopes
+        let cacheKeyComponents: [String: String]
     }
 
     /// The app tokens this cache last answered with, all found at one generation of the group.
@@ -134,7 +145,7 @@ extension TokenCache {
     ///   - response: the token endpoint's answer to the client-credentials request.
     ///   - request: the request: this cache's client id, grant type
     ///     ``clientCredentialsGrant``, and an authority whose tenant
-    ///     ``appToken(for:authority:)`` accepts (a tenant id, or a domain the group knows; the
+    ///     ``appToken(for:authority:cacheKeyComponents:)`` accepts (a tenant id, or a domain the group knows; the
     ///     token is filed under the tenant id).
     /// - Returns: the access token as stored.
     /// - Throws: ``TokenCacheError``, and nothing is stored: `.invalidArgument` for another
@@ -187,11 +198,12 @@ extension TokenCache {
         }
     }
 
-    /// Where the app tokens of this client in one cloud and tenant are filed.
-    func appBucket(environment: Environment, realm: String) -> AccessTokenBucket {
+    /// Where the app tokens of this client in one cloud and tenant are filed, with the extended
+    /// cache key `extCacheKey` when given.
+    func appBucket(environment: Environment, realm: String, extCacheKey: String? = nil) -> AccessTokenBucket {
         AccessTokenBucket(
             account: .empty, environment: environment.groupKey, realm: HashedString(realm), client: clientKey, tokenType: .bearer,
-            extCacheKey: .empty)
+            extCacheKey: extCacheKey.map { HashedString($0.asciiLowercased) } ?? .empty)
     }
 
     /// Rejects a request that names no scope: every client-credentials request names its

@@ -10,15 +10,26 @@ public struct TokenRequest: Sendable, Hashable {
     public var grantType: String?
     /// The key a PoP or SSH-certificate token is bound to.
     public var keyId: String?
+    /// Extra request parameters that set the token apart in the cache, such as msal-python's
+    /// `fmi_path`: the token is stored under their extended cache key (`ext_cache_key`, as
+    /// msal-python and the Go SDK compute it) and answers only requests with the same ones.
+    public var cacheKeyComponents: [String: String]
 
     /// A request with the given parts.
-    public init(clientId: String, authority: Authority, scopes: Scopes, grantType: String? = nil, keyId: String? = nil) {
+    public init(
+        clientId: String, authority: Authority, scopes: Scopes, grantType: String? = nil, keyId: String? = nil,
+        cacheKeyComponents: [String: String] = [:]
+    ) {
         self.clientId = clientId
         self.authority = authority
         self.scopes = scopes
         self.grantType = grantType
         self.keyId = keyId
+        self.cacheKeyComponents = cacheKeyComponents
     }
+
+    /// The extended cache key of ``cacheKeyComponents``, `nil` when there are none.
+    var extCacheKey: String? { ExtendedCacheKey.of(cacheKeyComponents) }
 }
 
 /// Turns a token response and its request into cache entries, as `cache-model.md` says.
@@ -104,6 +115,7 @@ struct Ingest {
             "extended_expires_on": .string(String(now + extendedExpiresIn)),
         ]
         if let keyId = request.keyId { fields["key_id"] = .string(keyId) }
+        if let extCacheKey = request.extCacheKey { fields["ext_cache_key"] = .string(extCacheKey) }
         if let refreshIn = response.refreshIn { fields["refresh_on"] = .string(String(now + refreshIn)) }
         if let onBehalfOf { fields["user_assertion_hash"] = .string(onBehalfOf.key) }
         return AccessToken(fields: fields)
@@ -180,7 +192,7 @@ struct Ingest {
         let bucket = AccessTokenBucket(
             account: token.assertionKey ?? HashedString(account), environment: authorityEnvironment.groupKey,
             realm: HashedString(realm.lowercased()), client: HashedString(client),
-            tokenType: HashedString(token.tokenType.lowercased()), extCacheKey: .empty
+            tokenType: HashedString(token.tokenType.lowercased()), extCacheKey: token.bucket.extCacheKey
         )
         let replaced = transaction.index.accessTokens(
             in: bucket, intersecting: token.scopes, onBehalfOf: token.assertionKey != nil)

@@ -219,6 +219,49 @@ import Testing
         #expect(try Self.cache(group).appToken(for: ["api://resource/.default"], authority: try Self.authority()) == nil)
     }
 
+    /// msal-python's extended cache key (`_compute_ext_cache_key`), as it printed these.
+    @Test func theExtendedCacheKeyIsMsalPythons() {
+        #expect(ExtendedCacheKey.of(["fmi_path": "SomeFmiPath/Path1"]) == "duoy3x3ncdmnscth1ry0ymuvcdfs7r9avd2xfpwrxos")
+        #expect(
+            ExtendedCacheKey.of(["fmi_path": "SomeFmiPath/FmiCredentialPath"]) == "cojvfy5tzae3njpkvcebguvvx5vvmnj8hphqrbogjoi")
+        #expect(ExtendedCacheKey.of(["fmi_path": "agents/one", "x": "é"]) == "mfbqlzeodhsgxldnmxqtqqqgzb-z5iruvemmgfzcd0a")
+        #expect(ExtendedCacheKey.of([:]) == nil)
+        #expect(ExtendedCacheKey.of(["fmi_path": ""]) == nil)
+    }
+
+    @Test func aTokenWithAnExtendedCacheKeyAnswersOnlyItsComponents() throws {
+        let group = try Fixtures.group(now: 1_700_000_100)
+        try group.importMSAL(Array(Self.foreignCache.utf8))
+        let cache = try Self.cache(group)
+        let resource: Scopes = ["api://resource/.default"]
+        // msal-python's fmi_path token, found with its path.
+        let found = try cache.appToken(
+            for: resource, authority: try Self.authority(), cacheKeyComponents: ["fmi_path": "SomeFmiPath/Path1"])
+        #expect(found?.token.secret == "at-fmi")
+        #expect(
+            try cache.appToken(for: resource, authority: try Self.authority(), cacheKeyComponents: ["fmi_path": "Other"]) == nil)
+
+        // Ours, stored with another path: filed as msal-python files it, beside the first.
+        let stored = try cache.storeAppToken(
+            try Self.response("at-ours-fmi", refreshIn: 1800),
+            for: TokenRequest(
+                clientId: Self.daemon, authority: try Self.authority(), scopes: resource,
+                grantType: TokenCache.clientCredentialsGrant, cacheKeyComponents: ["fmi_path": "SomeFmiPath/FmiCredentialPath"]))
+        #expect(stored.extCacheKey == "cojvfy5tzae3njpkvcebguvvx5vvmnj8hphqrbogjoi")
+        #expect(
+            stored.msalKey
+                == "-login.microsoftonline.com-atext-\(Self.daemon)-\(Fixtures.tenant)-api://resource/.default-cojvfy5tzae3njpkvcebguvvx5vvmnj8hphqrbogjoi"
+        )
+        #expect(Array(stored.fields.keys.suffix(3)) == ["extended_expires_on", "ext_cache_key", "refresh_on"])
+        for (path, secret) in [("SomeFmiPath/Path1", "at-fmi"), ("SomeFmiPath/FmiCredentialPath", "at-ours-fmi")] {
+            #expect(
+                try cache.appToken(for: resource, authority: try Self.authority(), cacheKeyComponents: ["fmi_path": path])?.token
+                    .secret == secret)
+        }
+        // Neither answers a plain request.
+        #expect(try cache.appToken(for: resource, authority: try Self.authority()) == nil)
+    }
+
     /// Rule 1: what another SDK wrote is written back as it came, key and members.
     @Test func foreignAppTokensExportAsTheyCame() throws {
         let group = try Fixtures.group(now: 1_700_000_100)

@@ -239,7 +239,12 @@ import Testing
         let recorder = Recorder()
         let client = HTTPTokenEndpointClient(transport: recorder)
         let assertion = try OnBehalfOfTests.assertion(OnBehalfOfTests.alice)
-        for grant in [ConfidentialGrant.clientCredentials(Self.secret), .onBehalfOf(assertion, .certificateAssertion("c.e.rt"))] {
+        let grants: [ConfidentialGrant] = [
+            .clientCredentials(Self.secret), .onBehalfOf(assertion, .certificateAssertion("c.e.rt")),
+            .clientCredentials(Self.secret, parameters: ["fmi_path": "Agents/One"]),
+            .sessionRefreshToken("rt-session", Self.secret),
+        ]
+        for grant in grants {
             let error = await #expect(throws: TokenCacheError.self) {
                 try await client.requestToken(
                     grant: grant, clientId: "cid", scopes: Self.graph, endpoint: "https://x/t", timeout: .seconds(5))
@@ -257,6 +262,9 @@ import Testing
         #expect(forms[1]["client_assertion_type"] == "urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
         #expect(forms[1]["client_assertion"] == "c.e.rt")
         #expect(forms[1]["client_secret"] == nil)
+        #expect(forms[0]["fmi_path"] == nil && forms[2]["fmi_path"] == "Agents/One")
+        #expect(forms[3]["grant_type"] == "refresh_token" && forms[3]["refresh_token"] == "rt-session")
+        #expect(forms[3]["client_secret"] == "s3cret-value" && forms[3]["client_info"] == "1")
     }
 
     /// Polls `condition` every 10 ms for up to 10 s.

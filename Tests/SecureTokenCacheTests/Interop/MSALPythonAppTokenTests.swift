@@ -187,5 +187,24 @@ import Testing
         #expect(again.allSatisfy { $0.token_source == "cache" })
         #expect(try await Self.clientCredentialsRequests(authority) == before)
         #expect(reserialized == exported)
+
+        // fmi_path: msal-python's token is found with its path; ours, stored with another path, is
+        // what msal-python's acquire_token_for_client(fmi_path=...) serves, with no request.
+        let resource: Scopes = ["api://resource/.default"]
+        #expect(
+            try cache.appToken(for: resource, authority: authorityURL, cacheKeyComponents: ["fmi_path": "SomeFmiPath/Path1"])?
+                .token.secret == results[6].secret)
+        try cache.storeAppToken(
+            try TokenResponse(fields: [
+                "token_type": .string("Bearer"), "access_token": .string("at-ours-fmi"), "expires_in": .number("3599"),
+            ]),
+            for: TokenRequest(
+                clientId: Self.daemon, authority: authorityURL, scopes: resource, grantType: TokenCache.clientCredentialsGrant,
+                cacheKeyComponents: ["fmi_path": "Ours/Path"]))
+        let (fmi, _) = try Self.runMsalPython(
+            authority, cacheIn: try group.exportMSAL(includeSecrets: true),
+            requests: [Spec.Request(tenant: Fixtures.tenant, scopes: resource.values, fmi_path: "Ours/Path")])
+        #expect(fmi.map(\.secret) == ["at-ours-fmi"] && fmi.allSatisfy { $0.token_source == "cache" })
+        #expect(try await Self.clientCredentialsRequests(authority) == before)
     }
 }
