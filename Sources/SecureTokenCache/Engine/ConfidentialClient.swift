@@ -74,13 +74,13 @@ public struct ConfidentialClient: Sendable {
         for scopes: Scopes, authority: Authority, credential: ClientCredential, cacheKeyComponents: [String: String] = [:]
     ) async throws -> Acquired {
         try check(credential)
-        let counters = cache.group.metrics.app
         if let cached = try cache.appToken(for: scopes, authority: authority, cacheKeyComponents: cacheKeyComponents),
             !cached.shouldRefresh
         {
-            counters.hits.increment()
+            cache.group.metrics.app.hits.increment()
             return Acquired(token: cached.token, isFromCache: true)
         }
+        let counters = cache.group.metrics.app
         let cache = cache
         let lookUp = { @Sendable in
             try cache.appToken(for: scopes, authority: authority, cacheKeyComponents: cacheKeyComponents)
@@ -115,12 +115,12 @@ public struct ConfidentialClient: Sendable {
         for scopes: Scopes, assertion: UserAssertion, authority: Authority, credential: ClientCredential
     ) async throws -> Acquired {
         try check(credential)
-        let counters = cache.group.metrics.onBehalfOf
         if let cached = try cache.onBehalfOfToken(for: scopes, assertion: assertion, authority: authority), !cached.shouldRefresh
         {
-            counters.hits.increment()
+            cache.group.metrics.onBehalfOf.hits.increment()
             return Acquired(token: cached.token, isFromCache: true)
         }
+        let counters = cache.group.metrics.onBehalfOf
         let cache = cache
         let lookUp = { @Sendable in try cache.onBehalfOfToken(for: scopes, assertion: assertion, authority: authority) }
         let tenant = try TokenCache.onBehalfOfTenant(of: authority, assertion: assertion)

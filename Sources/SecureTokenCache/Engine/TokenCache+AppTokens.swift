@@ -62,7 +62,8 @@ extension TokenCache {
         // As for a user's token (``LastHit``): an answer found at this generation of the group
         // stays the answer for as long as it is unexpired.
         let generation = group.generation
-        let question = AppQuestion(authority: authority.url, scopes: scopes, cacheKeyComponents: cacheKeyComponents)
+        let extCacheKey = cacheKeyComponents.isEmpty ? nil : ExtendedCacheKey.of(cacheKeyComponents)
+        let question = AppQuestion(authority: authority.url, scopes: scopes, extCacheKey: extCacheKey)
         if let answer = appAnswers.withLock({ $0.answer(question, at: generation) }) {
             let now = group.clock()
             if !answer.isExpired(at: now) {
@@ -76,7 +77,6 @@ extension TokenCache {
         let now = group.clock()
         // A tenant may hold a token for each of thousands of resources: the one stored for
         // exactly these scopes is found by its key, as msal-python finds it, not by a scan.
-        let extCacheKey = ExtendedCacheKey.of(cacheKeyComponents)
         let key =
             extCacheKey.map { "-\(authority.environment.host)-atext-\(client)-\(realm)-\(scopes.target)-\($0)" }
             ?? "-\(authority.environment.host)-accesstoken-\(client)-\(realm)-\(scopes.target)"
@@ -91,11 +91,11 @@ extension TokenCache {
     }
 
     /// A question ``appToken(for:authority:cacheKeyComponents:)`` answered: the authority as
-    /// given, the scopes and the cache key components.
+    /// given, the scopes and the extended cache key of the components.
     struct AppQuestion: Hashable, Sendable {
         let authority: String
         let scopes: Scopes
-        let cacheKeyComponents: [String: String]
+        let extCacheKey: String?
     }
 
     /// The app tokens this cache last answered with, all found at one generation of the group.
