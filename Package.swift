@@ -1,6 +1,11 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
+/// Whether to build the PostgreSQL store (`SecureTokenCachePostgres`) and its tests. The sanitizer
+/// passes set `STC_WITHOUT_POSTGRES=1`: they check this package's code, not SwiftNIO's, and
+/// building SwiftNIO twice more under instrumentation would cost CI more than it finds.
+let withPostgres = Context.environment["STC_WITHOUT_POSTGRES"] == nil
+
 /// Strict upcoming features on every Swift target (see ../shared/design/style.md).
 let strictSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
@@ -112,3 +117,31 @@ let package = Package(
         ),
     ]
 )
+
+if withPostgres {
+    // A library of its own, so that an app that does not keep its cache in PostgreSQL never builds
+    // or links SwiftNIO.
+    package.products.append(.library(name: "SecureTokenCachePostgres", targets: ["SecureTokenCachePostgres"]))
+    package.dependencies += [
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+    ]
+    package.targets.append(
+        .target(
+            name: "SecureTokenCachePostgres",
+            dependencies: [
+                "SecureTokenCache",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ))
+    // The tests, the helper their multi-process checks spawn (`stc-testhelper --store postgres`),
+    // and the documentation's samples.
+    for name in ["SecureTokenCacheTests", "stc-testhelper", "stc-examples"] {
+        package.targets.first { $0.name == name }!.dependencies.append("SecureTokenCachePostgres")
+    }
+}

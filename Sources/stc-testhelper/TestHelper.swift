@@ -2,11 +2,12 @@
 // writes or reads it, printing one line per event to stdout (flushed at once, so a parent that
 // kills this process sees every line printed before the kill). The group is a FileStore group
 // unless `--store keyring` comes first (a KeyringStore group whose coordination folder is under
-// <root>; the store conformance suite runs its process checks against either). For shared-churn
+// <root>; with `--store postgres` <root> is the database's URL; the store conformance suite runs
+// its process checks against each). For shared-churn
 // the cache is an msal-file cache at <path>, or with `--store keyring` the
 // azure-identity keyring item with its signal file at <path>.
 //
-//   stc-testhelper [--store file|keyring] <command> <root> <group> ...
+//   stc-testhelper [--store file|keyring|postgres] <command> <root> <group> ...
 //
 //   stc-testhelper write <root> <group> <prefix> <count>   one transaction per record, "ack <i>"
 //   stc-testhelper churn <root> <group>                      transactions n+1, n+2, ... forever
@@ -28,6 +29,9 @@ import Glibc
 // a release build gets a stub, so `swift build -c release` of the package works.
 #if DEBUG
     @testable import SecureTokenCache
+    #if canImport(SecureTokenCachePostgres)
+        @testable import SecureTokenCachePostgres
+    #endif
 
     @main
     enum TestHelper {
@@ -38,8 +42,8 @@ import Glibc
                 kind = arguments[2]
                 arguments.removeSubrange(1...2)
             }
-            guard arguments.count >= 4, kind == "file" || kind == "keyring" else {
-                fail("usage: stc-testhelper [--store file|keyring] write|churn|fill <root> <group> ...")
+            guard arguments.count >= 4, ["file", "keyring", "postgres"].contains(kind) else {
+                fail("usage: stc-testhelper [--store file|keyring|postgres] write|churn|fill <root> <group> ...")
             }
             let root = arguments[2]
             let group = arguments[3]
@@ -92,6 +96,19 @@ import Glibc
         ) throws -> any CacheStore {
             if kind == "keyring" {
                 return try KeyringStore(group: group, root: root, lockTimeout: .seconds(30), journalSizeLimit: journalSizeLimit)
+            }
+            if kind == "postgres" {
+                #if canImport(SecureTokenCachePostgres)
+                    // The root is the database's URL.
+                    var configuration = try PostgresStoreConfiguration(url: root)
+                    configuration.timeout = .seconds(30)
+                    return try RowStore(
+                        name: group, database: PostgresRowDatabase.shared(configuration, logger: .discarding),
+                        keyProvider: PassphraseKeyProvider(passphrase: "multi-process passphrase", parameters: .minimum),
+                        protectionReason: "stc-testhelper")
+                #else
+                    fail("this build has no PostgreSQL store (STC_WITHOUT_POSTGRES was set)")
+                #endif
             }
             return try FileStore(
                 group: group,

@@ -83,6 +83,15 @@ public struct TokenCacheError: Error, Sendable, CustomStringConvertible {
         /// The group was written by a newer version of this library.
         public static let unsupportedFormat = Code("unsupportedFormat")
 
+        // MARK: Database
+        /// The database did not answer in time, or cannot be reached (it is down, restarting, or
+        /// the connection was lost); retry later. A write that failed this way may or may not
+        /// have been committed, so read the group again before writing the same change.
+        public static let databaseUnavailable = Code("databaseUnavailable")
+        /// The database refused the request: wrong credentials, missing permissions, or a table
+        /// dropped or changed by hand. The message quotes the database's reason; fix the
+        /// configuration or the database, then retry.
+        public static let databaseFailure = Code("databaseFailure")
         // MARK: Secret Service
 
         /// No D-Bus session bus is reachable (`DBUS_SESSION_BUS_ADDRESS` unset or dead).

@@ -1,3 +1,5 @@
+import CSodium
+
 /// Seals and opens the records of one group under the group's key.
 ///
 /// Records are sealed in **batches** (``sealBatch(_:firstSequence:appendingTo:)``):
@@ -35,10 +37,25 @@ final class RecordSealer: Sendable {
     /// `version u16le ‖ group name length u16le ‖ group name`: what every associated data binds
     /// after its context, computed once.
     private let groupBinding: [UInt8]
+    /// A subkey of the group key for ``keyedName(of:)``, so that the names never use the sealing
+    /// key itself.
+    private let nameKey: SecretKey
 
     /// A sealer for `groupName` that takes ownership of `groupKey`.
     init(groupKey: consuming SecretKey, groupName: String) throws {
         self.groupName = groupName
+        nameKey = try groupKey.withUnsafeBytes { key in
+            try SecretKey { subkey in
+                let status = crypto_kdf_derive_from_key(
+                    subkey.baseAddress!.assumingMemoryBound(to: UInt8.self), subkey.count, 1, "STCNAMES",
+                    key.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                guard status == 0 else {
+                    throw TokenCacheError(
+                        .cryptoFailure, "could not derive the group's name key",
+                        underlying: .sodium(function: "crypto_kdf_derive_from_key", returnCode: status))
+                }
+            }
+        }
         self.key = groupKey
         var binding: [UInt8] = []
         Self.appendLE(Self.formatVersion, to: &binding)
@@ -236,6 +253,25 @@ final class RecordSealer: Sendable {
 
         /// A fresh, empty set of buffers.
         init() {}
+    }
+
+    /// A name for record `id` that reveals nothing of it: a BLAKE2b-256 of its kind and name,
+    /// keyed with a subkey of the group key, so the same record in two groups has unrelated
+    /// names and nobody without the key can test a guess. Stores that keep one record per row
+    /// (``RowStore``) key their rows by it.
+    func keyedName(of id: RecordID) -> [UInt8] {
+        var message: [UInt8] = [id.kind.rawValue]
+        message += id.name.utf8
+        var digest = [UInt8](repeating: 0, count: 32)
+        let status = nameKey.withUnsafeBytes { key in
+            message.withUnsafeBufferPointer { message in
+                crypto_generichash(
+                    &digest, digest.count, message.baseAddress, UInt64(message.count),
+                    key.baseAddress!.assumingMemoryBound(to: UInt8.self), key.count)
+            }
+        }
+        precondition(status == 0, "crypto_generichash failed with valid lengths")
+        return digest
     }
 
     /// Seals an arbitrary store-level structure (a commit marker, a key check) under the group key:

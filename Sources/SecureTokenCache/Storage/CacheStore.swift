@@ -12,6 +12,8 @@
 ///   opened the group sees, bumped by every commit of any process and never going back. The
 ///   lookup hot path calls it before every answer: it must cost about one atomic load (a shared
 ///   mapping, an in-memory word), never a system call, a lock another process can hold, or I/O.
+///   In a database that processes on several machines share (``RowStore``), a commit of another
+///   process moves it when the commit's announcement arrives, not before.
 /// - **Readers never wait and never see half a transaction.** ``update(since:)`` never waits for
 ///   a writer and returns only whole committed transactions: `.unchanged` when the cursor is
 ///   current, `.changes` (in commit order) when it can replay what the cursor has not seen, or

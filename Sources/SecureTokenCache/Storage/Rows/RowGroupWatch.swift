@@ -1,0 +1,86 @@
+import Dispatch
+import Synchronization
+
+/// A group's generation as this process knows it, shared by every ``RowStore`` of the process
+/// that opened the group in the same database: one atomic load for the lookup hot path, moved
+/// forward by this process's commits at once and by the other processes' commits when their
+/// announcement arrives.
+final class RowGroupWatch: Sendable {
+    private let generation = Atomic<UInt64>(0)
+    private let listeners = ChangeListeners()
+    /// Asks the database for the group's generation after announcements were missed.
+    private let refresh: @Sendable () throws -> UInt64
+
+    private init(refresh: @escaping @Sendable () throws -> UInt64) { self.refresh = refresh }
+
+    /// The generation: one atomic load.
+    var current: UInt64 { generation.load(ordering: .acquiring) }
+
+    /// One element after each move of the generation.
+    func changes() -> AsyncStream<Void> { listeners.stream() }
+
+    /// Moves the generation to `value` unless it is there already (it never goes back), and
+    /// wakes the listeners when it moved.
+    func advance(to value: UInt64) {
+        var seen = generation.load(ordering: .relaxed)
+        while seen < value {
+            let (exchanged, original) = generation.compareExchange(
+                expected: seen, desired: value, successOrdering: .acquiringAndReleasing, failureOrdering: .relaxed)
+            if exchanged {
+                listeners.yieldToAll()
+                return
+            }
+            seen = original
+        }
+    }
+
+    // MARK: The process's watches
+
+    private struct Key: Hashable {
+        var database: ObjectIdentifier
+        var group: [UInt8]
+    }
+
+    /// Every watch of the process, and the databases already listened to. Watches are never
+    /// dropped: a process opens few groups, and a group opened again must find its generation.
+    private static let all = Mutex<(watches: [Key: RowGroupWatch], listening: Set<ObjectIdentifier>)>(([:], []))
+
+    /// The watch of group `group` in `database`, made (and the database listened to) on first use.
+    static func watch(_ group: [UInt8], in database: any RowDatabase) -> RowGroupWatch {
+        let id = ObjectIdentifier(database)
+        let (watch, startListening) = all.withLock { all in
+            let key = Key(database: id, group: group)
+            if let watch = all.watches[key] { return (watch, false) }
+            let watch = RowGroupWatch { [database] in
+                guard let head = try database.head(of: group) else { return 0 }
+                return head.generation
+            }
+            all.watches[key] = watch
+            return (watch, all.listening.insert(id).inserted)
+        }
+        if startListening {
+            database.listen { announcement in Self.hear(announcement, from: id) }
+        }
+        return watch
+    }
+
+    private static let resynchronising = DispatchQueue(label: "SecureTokenCache.RowGroupWatch.resynchronise")
+
+    private static func hear(_ announcement: RowAnnouncement, from database: ObjectIdentifier) {
+        switch announcement {
+        case .committed(let group, let generation):
+            let watch = all.withLock { $0.watches[Key(database: database, group: group)] }
+            watch?.advance(to: generation)
+        case .resynchronise:
+            let watches = all.withLock { all in all.watches.filter { $0.key.database == database }.map(\.value) }
+            // Not on the caller's thread: it is the database's own, which the reads below wait for.
+            resynchronising.async {
+                for watch in watches {
+                    // A failed read leaves the generation as it was; the next announcement or
+                    // commit moves it, and lookups meanwhile answer from what the process has.
+                    if let generation = try? watch.refresh() { watch.advance(to: generation) }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,32 @@
+public import SecureTokenCache
+
+extension CacheGroup {
+    /// Opens group `name` in a PostgreSQL database that every instance of a fleet shares,
+    /// creating the library's tables and the group when they do not exist.
+    ///
+    /// Each record is a row of its own, sealed with the group's key (``CacheConfiguration/keySource``,
+    /// required, and the same on every instance) and named by a keyed hash: the database holds no
+    /// token, user name, tenant, client id or scope in clear, and a row moved elsewhere fails to
+    /// open. Lookups answer from this process's memory, as with every store; another instance's
+    /// commit reaches it through PostgreSQL's `LISTEN`/`NOTIFY`, after which lookups see it.
+    /// The process opens one connection pool per database, whatever the number of groups.
+    ///
+    /// ```swift
+    /// let database = try PostgresStoreConfiguration(url: "postgres://tokens@db.internal:5432/tokens?sslmode=require")
+    /// let group = try CacheGroup.open(
+    ///     "com.contoso.api", postgres: database,
+    ///     configuration: CacheConfiguration(keySource: .keyFile(path: "/etc/contoso/token-cache.key")))
+    /// ```
+    ///
+    /// - Throws: `TokenCacheError`: `.invalidArgument` without a key source or with a memory
+    ///   limit; `.databaseUnavailable` when the database cannot be reached within
+    ///   ``PostgresStoreConfiguration/timeout``; `.databaseFailure` when it refuses (login,
+    ///   rights); `.unsupportedFormat` when a newer version of the library made its tables;
+    ///   `.wrongKey` when the key does not open the group.
+    public static func open(
+        _ name: String, postgres: PostgresStoreConfiguration, configuration: CacheConfiguration
+    ) throws -> CacheGroup {
+        let database = try PostgresRowDatabase.shared(postgres, logger: configuration.logger)
+        return try open(name, database: database, configuration: configuration)
+    }
+}

@@ -1,0 +1,400 @@
+import Logging
+import NIOCore
+import NIOSSL
+import PostgresNIO
+import SecureTokenCache
+import Synchronization
+
+/// The row database (``RowDatabase``) in PostgreSQL, through postgres-nio's `PostgresClient`:
+/// its pool for reads and transactions, and one connection of its own that `LISTEN`s for the
+/// commits of every instance.
+///
+/// One per server, database and role in a process (``shared(_:logger:)``), whatever the number
+/// of groups: a group is a few rows, not a connection.
+final class PostgresRowDatabase: RowDatabase {
+    /// The channel every commit notifies: `<group id in hex>:<generation>`, far under the
+    /// 8,000 bytes a payload may take.
+    static let channel = "stc_commits"
+
+    let location: String
+    private let configuration: PostgresStoreConfiguration
+    private let client: PostgresClient
+    private let thread: DatabaseThread
+    private let logger: Logger
+
+    private init(_ configuration: PostgresStoreConfiguration, logger: Logger) throws {
+        self.configuration = configuration
+        location = configuration.description
+        self.logger = logger
+        thread = DatabaseThread()
+        var options = PostgresClient.Configuration.Options()
+        options.maximumConnections = max(1, configuration.maximumConnections)
+        options.connectTimeout = configuration.timeout
+        var clientConfiguration = try Self.clientConfiguration(configuration)
+        clientConfiguration.options = options
+        let client = PostgresClient(configuration: clientConfiguration, backgroundLogger: logger)
+        self.client = client
+        // First one connection of its own, which reports a refused login or a missing database
+        // at once (the pool would retry it quietly until the timeout), and checks the tables.
+        let connectionConfiguration = try Self.connectionConfiguration(configuration)
+        try thread.wait(timeout: configuration.timeout, "connecting and checking the token cache tables") {
+            do {
+                let connection = try await PostgresConnection.connect(
+                    configuration: connectionConfiguration, id: 0, logger: logger)
+                do {
+                    try await connection.withTransaction(logger: logger) { connection in
+                        try await PostgresSchema.prepare(connection, logger: logger)
+                    }
+                    try? await connection.close()
+                } catch {
+                    try? await connection.close()
+                    throw error
+                }
+            } catch {
+                throw Self.translate(error)
+            }
+        }
+        _ = Task(executorPreference: thread) { await client.run() }
+    }
+
+    /// The process's database for `configuration`, connected and with its tables checked on
+    /// first use.
+    static func shared(_ configuration: PostgresStoreConfiguration, logger: Logger) throws -> PostgresRowDatabase {
+        try opened.withLock { opened in
+            if let database = opened[configuration] { return database }
+            let database = try PostgresRowDatabase(configuration, logger: logger)
+            opened[configuration] = database
+            return database
+        }
+    }
+
+    private static let opened = Mutex<[PostgresStoreConfiguration: PostgresRowDatabase]>([:])
+
+    // MARK: RowDatabase
+
+    func head(of group: [UInt8]) throws -> RowGroupHead? {
+        try call("reading a group's head") { client, logger in
+            try await Self.head(of: group, in: client.query(Self.headQuery(group, locking: false), logger: logger))
+        }
+    }
+
+    func createGroup(_ group: [UInt8], header: [UInt8], epoch: UInt64) throws -> RowGroupHead {
+        try call("creating a group") { client, logger in
+            try await client.query(
+                """
+                INSERT INTO stc_groups (id, header, epoch) VALUES (\(ByteBuffer(bytes: group)), \(ByteBuffer(bytes: header)), \(Int64(bitPattern: epoch)))
+                ON CONFLICT (id) DO NOTHING
+                """, logger: logger)
+            guard
+                let head = try await Self.head(of: group, in: client.query(Self.headQuery(group, locking: false), logger: logger))
+            else {
+                throw TokenCacheError(.databaseFailure, "a group just created is not in stc_groups; check the table")
+            }
+            return head
+        }
+    }
+
+    func rows(of group: [UInt8], epoch: UInt64, after version: UInt64) throws -> (RowGroupHead, [SealedRow]) {
+        try call("reading a group's rows") { client, logger in
+            // One snapshot for the head and the rows: a commit between the two reads would hand
+            // the reader rows newer than the head it reports.
+            try await client.withConnection { connection in
+                try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
+                do {
+                    let result = try await Self.rows(
+                        of: group, epoch: epoch, after: version, on: connection, locking: false, logger: logger)
+                    try await connection.query("COMMIT", logger: logger)
+                    return result
+                } catch {
+                    _ = try? await connection.query("ROLLBACK", logger: logger)
+                    throw error
+                }
+            }
+        }
+    }
+
+    func commit(
+        _ group: [UInt8], epoch: UInt64, after version: UInt64,
+        _ body: (RowGroupHead, [SealedRow]) throws -> [SealedRow]
+    ) throws -> RowGroupHead {
+        // The body runs here, on the caller's thread, between the transaction's read and its
+        // writes: the transaction waits for it (``CommitExchange``).
+        let exchange = CommitExchange()
+        let timeout = configuration.timeout
+        let task = Task(executorPreference: thread) { [client, logger] in
+            let outcome = await DatabaseThread.result {
+                try await client.withTransaction(logger: logger) { connection -> RowGroupHead in
+                    let (head, rows) = try await Self.rows(
+                        of: group, epoch: epoch, after: version, on: connection, locking: true, logger: logger)
+                    guard let writes = await exchange.offer(head, rows), !writes.isEmpty else {
+                        throw CommitExchange.NothingToWrite(head: head)
+                    }
+                    let next = head.generation + 1
+                    for row in writes {
+                        try await connection.query(
+                            """
+                            INSERT INTO stc_rows (group_id, name, version, deleted, sealed)
+                            VALUES (\(ByteBuffer(bytes: group)), \(ByteBuffer(bytes: row.name)), \(Int64(next)), \(row.isDeletion), \(ByteBuffer(bytes: row.sealed)))
+                            ON CONFLICT (group_id, name) DO UPDATE
+                            SET version = excluded.version, deleted = excluded.deleted, sealed = excluded.sealed
+                            """, logger: logger)
+                    }
+                    try await connection.query(
+                        "UPDATE stc_groups SET generation = \(Int64(next)) WHERE id = \(ByteBuffer(bytes: group))", logger: logger
+                    )
+                    try await connection.query(
+                        "SELECT pg_notify(\(Self.channel), \(Self.hex(group) + ":" + String(next)))", logger: logger)
+                    var after = head
+                    after.generation = next
+                    return after
+                }
+            }
+            switch outcome {
+            case .failure(let error as PostgresTransactionError):
+                if let nothing = error.closureError as? CommitExchange.NothingToWrite, error.rollbackError == nil {
+                    exchange.finish(.success(nothing.head))
+                } else {
+                    exchange.finish(.failure(error))
+                }
+            case .failure(let error): exchange.finish(.failure(error))
+            case .success(let head): exchange.finish(.success(head))
+            }
+        }
+        let reading = try exchange.waitForOffer(timeout: timeout, cancelling: task)
+        guard let (head, rows) = reading else { return try exchange.result().mapError(Self.translate).get() }
+        let writes: [SealedRow]
+        do {
+            writes = try body(head, rows)
+        } catch {
+            exchange.answer(nil)
+            throw error
+        }
+        exchange.answer(writes)
+        return try exchange.waitForResult(timeout: timeout, cancelling: task).mapError(Self.translate).get()
+    }
+
+    func listen(_ handler: @escaping @Sendable (RowAnnouncement) -> Void) {
+        let configuration = configuration
+        let logger = logger
+        _ = Task(executorPreference: thread) {
+            var delay = Duration.milliseconds(100)
+            var connectionID = 0
+            while !Task.isCancelled {
+                connectionID += 1
+                do {
+                    let connection = try await PostgresConnection.connect(
+                        configuration: Self.connectionConfiguration(configuration), id: connectionID, logger: logger)
+                    do {
+                        try await connection.listen(on: Self.channel) { notifications in
+                            // Listening now: whatever was announced before may have been missed.
+                            handler(.resynchronise)
+                            delay = .milliseconds(100)
+                            for try await notification in notifications {
+                                if let announcement = Self.announcement(notification.payload) { handler(announcement) }
+                            }
+                        }
+                        try? await connection.close()
+                    } catch {
+                        try? await connection.close()
+                        throw error
+                    }
+                } catch {
+                    logger.warning(
+                        "lost the connection that hears other instances' commits to \(configuration); reconnecting",
+                        metadata: ["error": "\(Self.translate(error).message)"])
+                }
+                try? await Task.sleep(for: delay)
+                delay = min(delay * 2, .seconds(5))
+            }
+        }
+    }
+
+    // MARK: Queries
+
+    private static func headQuery(_ group: [UInt8], locking: Bool) -> PostgresQuery {
+        locking
+            ? "SELECT header, epoch, generation FROM stc_groups WHERE id = \(ByteBuffer(bytes: group)) FOR UPDATE"
+            : "SELECT header, epoch, generation FROM stc_groups WHERE id = \(ByteBuffer(bytes: group))"
+    }
+
+    private static func head(of group: [UInt8], in rows: PostgresRowSequence) async throws -> RowGroupHead? {
+        var head: RowGroupHead? = nil
+        for try await (header, epoch, generation) in rows.decode((ByteBuffer, Int64, Int64).self) {
+            head = RowGroupHead(
+                header: Array(header.readableBytesView), epoch: UInt64(bitPattern: epoch), generation: UInt64(generation))
+        }
+        return head
+    }
+
+    private static func rows(
+        of group: [UInt8], epoch: UInt64, after version: UInt64, on connection: PostgresConnection, locking: Bool,
+        logger: Logger
+    ) async throws -> (RowGroupHead, [SealedRow]) {
+        guard let head = try await head(of: group, in: connection.query(headQuery(group, locking: locking), logger: logger))
+        else {
+            throw TokenCacheError(
+                .databaseFailure, "the group's head row is gone from stc_groups (deleted by hand?); open the group again")
+        }
+        let everything = head.epoch != epoch || version == 0
+        let query: PostgresQuery =
+            everything
+            ? "SELECT name, version, deleted, sealed FROM stc_rows WHERE group_id = \(ByteBuffer(bytes: group)) AND NOT deleted"
+            : """
+            SELECT name, version, deleted, sealed FROM stc_rows WHERE group_id = \(ByteBuffer(bytes: group)) AND version > \(Int64(version))
+            ORDER BY version
+            """
+        var rows: [SealedRow] = []
+        for try await (name, version, deleted, sealed) in try await connection.query(query, logger: logger)
+            .decode((ByteBuffer, Int64, Bool, ByteBuffer).self)
+        {
+            rows.append(
+                SealedRow(
+                    name: Array(name.readableBytesView), version: UInt64(version), isDeletion: deleted,
+                    sealed: Array(sealed.readableBytesView)))
+        }
+        return (head, rows)
+    }
+
+    private static func announcement(_ payload: String) -> RowAnnouncement? {
+        let parts = payload.split(separator: ":")
+        guard parts.count == 2, let group = bytes(fromHex: parts[0]), let generation = UInt64(parts[1]) else { return nil }
+        return .committed(group: group, generation: generation)
+    }
+
+    private static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0xf)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private static func bytes(fromHex text: Substring) -> [UInt8]? {
+        let utf8 = Array(text.utf8)
+        guard utf8.count % 2 == 0 else { return nil }
+        var out: [UInt8] = []
+        for index in stride(from: 0, to: utf8.count, by: 2) {
+            guard let byte = UInt8(String(decoding: utf8[index..<index + 2], as: UTF8.self), radix: 16) else { return nil }
+            out.append(byte)
+        }
+        return out
+    }
+
+    // MARK: Calls and errors
+
+    /// Runs `operation` on the database thread and waits for it at most the configured timeout;
+    /// errors come out as ``TokenCacheError``s.
+    private func call<T: Sendable>(
+        _ what: String, _ operation: @escaping @Sendable (PostgresClient, Logger) async throws -> T
+    ) throws -> T {
+        let client = client
+        let logger = logger
+        do {
+            return try thread.wait(timeout: configuration.timeout, what) { try await operation(client, logger) }
+        } catch {
+            throw Self.translate(error)
+        }
+    }
+
+    /// A ``TokenCacheError`` for whatever the database or the client threw: its message says what
+    /// to do, quotes the server's reason, and never the query or its values.
+    static func translate(_ error: any Error) -> TokenCacheError {
+        if let error = error as? TokenCacheError { return error }
+        if let error = error as? PostgresTransactionError {
+            // The first failure is the one to report: the rollback's follows from it.
+            guard let first = error.beginError ?? error.closureError ?? error.commitError ?? error.rollbackError else {
+                return TokenCacheError(.databaseFailure, "a database transaction failed")
+            }
+            return translate(first)
+        }
+        guard let error = error as? PSQLError else {
+            return TokenCacheError(.databaseFailure, "the database call failed: \(type(of: error))")
+        }
+        switch error.code {
+        case .server:
+            let state = error.serverInfo?[.sqlState] ?? ""
+            let message = error.serverInfo?[.message] ?? "no message"
+            switch state {
+            case "28P01", "28000":
+                return TokenCacheError(
+                    .databaseFailure, "the database refused the login (\(message)); check the user and password")
+            case "3D000":
+                return TokenCacheError(.databaseFailure, "the database does not exist (\(message)); create it or fix the URL")
+            case "42501":
+                return TokenCacheError(
+                    .databaseFailure,
+                    "the database refused the request (\(message)); grant the role the rights the README lists")
+            case "42P01":
+                return TokenCacheError(
+                    .databaseFailure,
+                    "a token cache table is missing (\(message)); was it dropped? Open the group again to create it")
+            case _ where state.hasPrefix("57P") || state.hasPrefix("08") || state == "53300":
+                return TokenCacheError(
+                    .databaseUnavailable, "the database is not accepting requests (\(message)); retry when it is back")
+            default:
+                return TokenCacheError(.databaseFailure, "the database refused the request: \(message) (SQLSTATE \(state))")
+            }
+        case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed,
+            .queryCancelled:
+            return TokenCacheError(
+                .databaseUnavailable,
+                "the database cannot be reached or closed the connection (\(error.code)); check that it is running, then retry")
+        case .authMechanismRequiresPassword, .unsupportedAuthMechanism, .saslError:
+            return TokenCacheError(
+                .databaseFailure, "the database needs another way to log in (\(error.code)); check the user and password")
+        case .sslUnsupported:
+            return TokenCacheError(
+                .databaseFailure,
+                "the database does not offer TLS, which the configuration requires; use sslmode=prefer or enable TLS")
+        default:
+            return TokenCacheError(.databaseFailure, "the database call failed (\(error.code))")
+        }
+    }
+
+    // MARK: Configurations
+
+    private static func clientConfiguration(_ configuration: PostgresStoreConfiguration) throws -> PostgresClient.Configuration {
+        switch configuration.endpoint {
+        case .tcp(let host, let port):
+            return PostgresClient.Configuration(
+                host: host, port: port, username: configuration.username, password: configuration.password,
+                database: configuration.database, tls: try clientTLS(configuration.tls))
+        case .unixSocket(let path):
+            return PostgresClient.Configuration(
+                unixSocketPath: path, username: configuration.username, password: configuration.password,
+                database: configuration.database)
+        }
+    }
+
+    private static func clientTLS(_ mode: PostgresStoreConfiguration.TLSMode) throws -> PostgresClient.Configuration.TLS {
+        switch mode {
+        case .disable: .disable
+        case .prefer: .prefer(.makeClientConfiguration())
+        case .require: .require(.makeClientConfiguration())
+        }
+    }
+
+    private static func connectionConfiguration(_ configuration: PostgresStoreConfiguration) throws
+        -> PostgresConnection.Configuration
+    {
+        switch configuration.endpoint {
+        case .tcp(let host, let port):
+            let tls: PostgresConnection.Configuration.TLS =
+                switch configuration.tls {
+                case .disable: .disable
+                case .prefer: .prefer(try NIOSSLContext(configuration: .makeClientConfiguration()))
+                case .require: .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
+                }
+            return PostgresConnection.Configuration(
+                host: host, port: port, username: configuration.username, password: configuration.password,
+                database: configuration.database, tls: tls)
+        case .unixSocket(let path):
+            return PostgresConnection.Configuration(
+                unixSocketPath: path, username: configuration.username, password: configuration.password,
+                database: configuration.database)
+        }
+    }
+}

@@ -1,0 +1,84 @@
+import Logging
+import PostgresNIO
+import SecureTokenCache
+
+/// The tables the library keeps in a database, created and upgraded by the library itself.
+///
+/// - `stc_schema`: one row, the schema's version. A database whose version is newer than this
+///   library knows is refused (``TokenCacheError/Code/unsupportedFormat``), never written.
+/// - `stc_groups`: a group's head: its id (a hash of its name), its header (key source and key
+///   check, never a key), its epoch and its commit count.
+/// - `stc_rows`: one row per record: the group, the record's keyed name, the version (commit)
+///   that wrote it, whether it is a deletion, and the record sealed. Nothing in clear.
+///
+/// The README shows the statements and the grants a DBA gives the library's role.
+enum PostgresSchema {
+    /// The version this library writes and reads.
+    static let version = 1
+
+    /// The key of the advisory lock that serialises creating and upgrading the tables, so that
+    /// instances starting together do not race on `CREATE TABLE`.
+    static let lockKey: Int64 = 0x5354_4353_4348_4d41  // "STCSCHMA"
+
+    /// The statements that create version 1 (each idempotent, none with a parameter); the
+    /// README shows them to DBAs.
+    static let statements: [String] = [
+        """
+        CREATE TABLE IF NOT EXISTS stc_schema (
+            only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+            version integer NOT NULL
+        )
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS stc_groups (
+            id bytea PRIMARY KEY,
+            header bytea NOT NULL,
+            epoch bigint NOT NULL,
+            generation bigint NOT NULL DEFAULT 0
+        )
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS stc_rows (
+            group_id bytea NOT NULL REFERENCES stc_groups (id) ON DELETE CASCADE,
+            name bytea NOT NULL,
+            version bigint NOT NULL,
+            deleted boolean NOT NULL,
+            sealed bytea NOT NULL,
+            PRIMARY KEY (group_id, name)
+        )
+        """,
+        "CREATE INDEX IF NOT EXISTS stc_rows_by_version ON stc_rows (group_id, version)",
+    ]
+
+    /// Creates the tables when the database has none, and checks the version of those it has.
+    static func prepare(_ connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
+        let existing = try await connection.query("SELECT to_regclass('stc_schema') IS NOT NULL", logger: logger)
+        var exists = false
+        for try await (present) in existing.decode(Bool.self) { exists = present }
+        if exists {
+            var found: Int? = nil
+            for try await (version) in try await connection.query("SELECT version FROM stc_schema", logger: logger)
+                .decode(Int.self)
+            {
+                found = version
+            }
+            guard let found else {
+                throw TokenCacheError(
+                    .databaseFailure, "the table stc_schema has no version row; restore it or drop the stc_ tables")
+            }
+            guard found <= version else {
+                throw TokenCacheError(
+                    .unsupportedFormat,
+                    "the database's token cache tables are version \(found), written by a newer version of SecureTokenCache "
+                        + "(this one knows version \(version)); upgrade the library")
+            }
+            if found == version { return }
+        }
+        for statement in statements { try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger) }
+        try await connection.query(
+            "INSERT INTO stc_schema (version) VALUES (\(version)) ON CONFLICT (only_row) DO UPDATE SET version = excluded.version",
+            logger: logger)
+        logger.notice("created the token cache tables (schema version \(version))")
+    }
+}

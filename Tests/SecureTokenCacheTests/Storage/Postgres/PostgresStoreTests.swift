@@ -1,0 +1,336 @@
+#if canImport(SecureTokenCachePostgres)
+    import Foundation
+    import Glibc
+    import Synchronization
+    import TestSupport
+    import Testing
+
+    @testable import SecureTokenCache
+    @testable import SecureTokenCachePostgres
+
+    /// The PostgreSQL store against a real server (`scripts/postgres run`, which `scripts/test` starts):
+    /// the store seam's conformance suite, what the database holds, and each way the database can
+    /// refuse.
+    @Suite(
+        .serialized,
+        .tags(.postgres),
+        .timeLimit(.minutes(3)),
+        .enabled(if: PostgresTestSupport.required, "needs the server of scripts/postgres (STC_POSTGRES_REQUIRED=1)")
+    )
+    struct PostgresStoreTests {
+        typealias Support = PostgresTestSupport
+
+        /// A fresh group: with `acrossInstances`, one store per open, alternately through the socket's
+        /// and the loopback's connection pools, so that half the pairs meet only in the database, as
+        /// two instances do; else every store through the socket's.
+        static func conformance(acrossInstances: Bool = true) throws -> StoreConformance {
+            let group = Support.uniqueGroup("conformance")
+            let databases = [
+                try Support.socketDatabase(), try acrossInstances ? Support.tcpDatabase() : Support.socketDatabase(),
+            ]
+            let opened = Mutex(0)
+            return StoreConformance(
+                name: "postgres",
+                open: {
+                    let database = databases[
+                        opened.withLock { count in
+                            count += 1
+                            return count % 2
+                        }]
+                    return try RowStore(name: group, database: database, keyProvider: helperPassphrase, protectionReason: "test")
+                },
+                openWithAnotherKey: {
+                    try RowStore(
+                        name: group, database: databases[0], keyProvider: testPassphrase("another passphrase"),
+                        protectionReason: "test")
+                },
+                processes: StoreConformance.Processes(store: "postgres", root: try Support.socketURL(), group: group))
+        }
+
+        @Test func aNewGroupIsEmpty() throws { try Self.conformance().aNewGroupIsEmpty() }
+
+        /// In one instance: there the generation moves with the commit. Another instance's moves
+        /// when the commit's announcement arrives (``aSignInAndASignOutOnOneInstanceReachTheOther()``).
+        @Test func aCommitIsSeenWholeAtTheNextGeneration() throws {
+            try Self.conformance(acrossInstances: false).aCommitIsSeenWholeAtTheNextGeneration()
+        }
+
+        @Test func aFailedOrEmptyTransactionWritesNothing() throws {
+            try Self.conformance().aFailedOrEmptyTransactionWritesNothing()
+        }
+
+        @Test func concurrentWritersLoseNothing() throws {
+            try Self.conformance().concurrentWritersLoseNothing(stores: 4, threadsPerStore: 2, writesPerThread: 10)
+        }
+
+        @Test func aCommitIsFollowedByAChangeEvent() async throws {
+            try await Self.conformance().aCommitIsFollowedByAChangeEvent()
+        }
+
+        @Test func anotherKeyIsATypedError() throws { try Self.conformance().anotherKeyIsATypedError() }
+
+        @Test(.tags(.multiProcess)) func aWriterKilledMidCommitLosesNoAcknowledgedTransaction() throws {
+            try Self.conformance().aWriterKilledMidCommitLosesNoAcknowledgedTransaction(rounds: 10)
+        }
+
+        @Test(.tags(.multiProcess)) func twoProcessesWritingAtOnceLoseNothing() throws {
+            try Self.conformance().twoProcessesWritingAtOnceLoseNothing(writesPerProcess: 200)
+        }
+
+        /// Four instances (processes) committing 1,000 transactions each to one group at once, half
+        /// through each connection route: every write is there afterwards, each process saw its own.
+        @Test(.tags(.multiProcess, .slow)) func fourProcessesTimesAThousandWritesLoseNothing() throws {
+            let group = Support.uniqueGroup("four")
+            let urls = [try Support.socketURL(), try Support.tcpURL()]
+            let writers = try (0..<4).map { writer in
+                try Helper(["--store", "postgres", "write", urls[writer % 2], group, "w\(writer)", "1000"])
+            }
+            for (writer, lines) in writers.map({ $0.finish() }).enumerated() {
+                #expect(lines.filter { $0.hasPrefix("ack ") }.count == 1000, "writer \(writer): \(lines.suffix(3))")
+                #expect(lines.last?.hasPrefix("verified") == true, "writer \(writer): \(lines.last ?? "no output")")
+            }
+            let (records, cursor) = try RowStore(
+                name: group, database: Support.socketDatabase(), keyProvider: helperPassphrase, protectionReason: "test"
+            ).load()
+            #expect(records.count == 4000 && cursor.generation == 4000)
+        }
+
+        // MARK: Through the engine
+
+        static func configuration() -> CacheConfiguration {
+            CacheConfiguration(keySource: .passphrase("fleet passphrase"))
+        }
+
+        /// Two instances (two connection pools, two listeners): a sign-in on one is served by the
+        /// other once the notification arrives, and so is a sign-out.
+        @Test func aSignInAndASignOutOnOneInstanceReachTheOther() async throws {
+            let name = Support.uniqueGroup("fleet")
+            let a = try CacheGroup.open(name, database: Support.socketDatabase(), configuration: Self.configuration())
+            let b = try CacheGroup.open(name, database: Support.tcpDatabase(), configuration: Self.configuration())
+            let onA = try TokenCache(clientId: Fixtures.clientA, group: a)
+            let onB = try TokenCache(clientId: Fixtures.clientA, group: b)
+            try onA.store(Fixtures.response(), for: Fixtures.request())
+            let account = try await Self.eventually { try onB.accounts().first }
+            #expect(try onB.accessToken(for: ["User.Read"], account: account)?.token.secret == "at-secret")
+            try onA.signOut(account)
+            _ = try await Self.eventually { try onB.accessToken(for: ["User.Read"], account: account) == nil ? true : nil }
+            // And a third instance opened now starts from the database alone.
+            let c = try TokenCache(
+                clientId: Fixtures.clientA,
+                group: CacheGroup.open(name, database: Support.tcpDatabase(), configuration: Self.configuration()))
+            #expect(try c.accounts().isEmpty)
+        }
+
+        /// What `produce` returns once it is not `nil`, trying for up to 5 seconds.
+        static func eventually<T>(_ produce: () throws -> T?) async throws -> T {
+            let deadline = ContinuousClock.now + .seconds(5)
+            while ContinuousClock.now < deadline {
+                if let value = try produce() { return value }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            return try #require(try produce(), "not within 5 s")
+        }
+
+        // MARK: What the database holds
+
+        /// `pg_dump` of the database holds none of the tokens, user names, tenant ids, client ids or
+        /// scopes the test stored, nor the group's name.
+        @Test func theDatabaseHoldsNothingInClear() throws {
+            let name = Support.uniqueGroup("dump")
+            let group = try CacheGroup.open(name, database: Support.socketDatabase(), configuration: Self.configuration())
+            let cache = try TokenCache(clientId: Fixtures.clientA, group: group)
+            let secrets = [
+                "at-dump-7f3c1e", "rt-dump-9a8b2d", "Dumped.User@Contoso.com", Fixtures.tenant, Fixtures.clientA,
+                "Calendars.ReadWrite.Dumped", "00000000-0000-0000-1111-00000000d00d", name,
+            ]
+            try cache.store(
+                Fixtures.response(
+                    uid: secrets[6], username: secrets[2], accessToken: secrets[0], refreshToken: secrets[1],
+                    scope: "\(secrets[5]) openid profile"),
+                for: Fixtures.request(scopes: [secrets[5]]))
+            let dump = try Support.dump()
+            #expect(dump.contains("stc_rows"), "the dump is not of the token cache's database")
+            for secret in secrets {
+                #expect(!dump.localizedCaseInsensitiveContains(secret), "\(secret) is in the database in clear")
+                // Nor in the hex of a bytea column.
+                let hex = Array(secret.utf8).map { String(format: "%02x", $0) }.joined()
+                #expect(!dump.contains(hex), "\(secret) is in the database as bytes")
+            }
+            // One row per record the group holds: what a fresh instance loads is what the table has.
+            let rows = try Support.psql("SELECT count(*) FROM stc_rows WHERE group_id = \(Support.groupLiteral(name))")
+            let records = try RowStore(
+                name: name, database: Support.tcpDatabase(), keyProvider: PassphraseKeyProvider(passphrase: "fleet passphrase"),
+                protectionReason: "test"
+            ).load().0
+            #expect(records.count >= 5 && Int(rows.trimmingCharacters(in: .whitespacesAndNewlines)) == records.count, "\(rows)")
+        }
+
+        /// A row copied over another (same group, another name), a row of one group copied into
+        /// another group, and a damaged byte: each fails to open with `.storeCorrupted`, and a third
+        /// group is untouched.
+        @Test func aMovedOrDamagedRowIsATypedErrorAndNoOtherGroupIsAffected() throws {
+            let database = try Support.socketDatabase()
+            func open(_ name: String) throws -> RowStore {
+                try RowStore(name: name, database: database, keyProvider: helperPassphrase, protectionReason: "test")
+            }
+            let (moved, copied, damaged, bystander) = (
+                Support.uniqueGroup("moved"), Support.uniqueGroup("copied"), Support.uniqueGroup("damaged"),
+                Support.uniqueGroup("bystander")
+            )
+            for name in [moved, copied, damaged, bystander] {
+                let store = try open(name)
+                _ = try store.transact(since: try store.load().1) { _ in
+                    [StoreConformance.put("a", "secret a of \(name)"), StoreConformance.put("b", "secret b of \(name)")]
+                }
+            }
+            // One row's sealed bytes over the other's.
+            try Support.psql(
+                """
+                UPDATE stc_rows AS target SET sealed = source.sealed FROM stc_rows AS source
+                WHERE target.group_id = \(Support.groupLiteral(moved)) AND source.group_id = target.group_id
+                AND source.name <> target.name
+                """)
+            // A row of `bystander` copied over the rows of `copied`, version and all.
+            try Support.psql(
+                """
+                UPDATE stc_rows AS target SET sealed = source.sealed, version = source.version FROM stc_rows AS source
+                WHERE target.group_id = \(Support.groupLiteral(copied)) AND source.group_id = \(Support.groupLiteral(bystander))
+                """)
+            // One byte of the box flipped.
+            try Support.psql(
+                """
+                UPDATE stc_rows SET sealed = set_byte(sealed, 30, get_byte(sealed, 30) # 1)
+                WHERE group_id = \(Support.groupLiteral(damaged))
+                """)
+            for name in [moved, copied, damaged] {
+                let error = #expect(throws: TokenCacheError.self, "\(name)") { _ = try open(name).load() }
+                #expect(error?.code == .storeCorrupted, "\(name): \(String(describing: error))")
+                #expect(error.map { !$0.message.contains("secret") } ?? true)
+            }
+            let (records, _) = try open(bystander).load()
+            #expect(
+                StoreConformance.contents(records) == ["a": "secret a of \(bystander)", "b": "secret b of \(bystander)"])
+        }
+
+        // MARK: When the database refuses
+
+        @Test func aWrongPasswordIsADatabaseFailureThatNamesNoPassword() throws {
+            var configuration = try PostgresStoreConfiguration(url: Support.tcpURL())
+            configuration.password = "not-the-password-3141"
+            let error = #expect(throws: TokenCacheError.self) {
+                _ = try CacheGroup.open(
+                    Support.uniqueGroup("password"), postgres: configuration, configuration: Self.configuration())
+            }
+            #expect(error?.code == .databaseFailure, "\(String(describing: error))")
+            #expect(error?.message.contains("refused the login") == true, "\(String(describing: error))")
+            #expect(error.map { !$0.message.contains("not-the-password-3141") } ?? false)
+        }
+
+        /// A port where nothing listens (refused at once), and one where a socket listens but never
+        /// answers (the connection hangs): both `.databaseUnavailable`, neither past the timeout.
+        @Test func aServerThatIsNotThereOrDoesNotAnswerIsUnavailableWithinTheTimeout() throws {
+            let silent = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            defer { close(silent) }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            try withUnsafeMutablePointer(to: &address) { pointer in
+                try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                    try #require(bind(silent, address, length) == 0 && listen(silent, 8) == 0)
+                    try #require(getsockname(silent, address, &length) == 0)
+                }
+            }
+            let silentPort = Int(UInt16(bigEndian: address.sin_port))
+            for port in [1, silentPort] {
+                var configuration = try PostgresStoreConfiguration(url: "postgres://stc:x@127.0.0.1:\(port)/stc?sslmode=disable")
+                configuration.timeout = .seconds(2)
+                let started = ContinuousClock.now
+                let error = #expect(throws: TokenCacheError.self, "port \(port)") {
+                    _ = try CacheGroup.open(
+                        Support.uniqueGroup("absent"), postgres: configuration, configuration: Self.configuration())
+                }
+                #expect(error?.code == .databaseUnavailable, "port \(port): \(String(describing: error))")
+                #expect(ContinuousClock.now - started < .seconds(4), "port \(port): the open waited past its timeout")
+            }
+        }
+
+        /// Tables made by a newer version of the library are refused, and left as they are.
+        @Test func aNewerSchemaIsUnsupportedFormat() throws {
+            let database = "stc_newer_\(UUID().uuidString.prefix(8).lowercased())"
+            try Support.psql("CREATE DATABASE \(database) OWNER stc", database: "postgres")
+            defer { _ = try? Support.psql("DROP DATABASE \(database) WITH (FORCE)", database: "postgres") }
+            var configuration = try PostgresStoreConfiguration(url: Support.socketURL())
+            configuration.database = database
+            _ = try CacheGroup.open(Support.uniqueGroup("newer"), postgres: configuration, configuration: Self.configuration())
+            try Support.psql("UPDATE stc_schema SET version = 99", database: database)
+            var other = configuration
+            other.maximumConnections = 3  // another configuration: another database object, which checks again
+            let error = #expect(throws: TokenCacheError.self) {
+                _ = try CacheGroup.open(Support.uniqueGroup("newer"), postgres: other, configuration: Self.configuration())
+            }
+            #expect(error?.code == .unsupportedFormat, "\(String(describing: error))")
+            #expect(try Support.psql("SELECT version FROM stc_schema", database: database).hasPrefix("99"))
+        }
+
+        /// The README's SQL for a DBA, run as it stands: a role with only those grants opens a group,
+        /// writes and reads it, in tables the DBA made.
+        @Test func theReadmesGrantsAreEnough() throws {
+            let readme = try String(contentsOf: PackageRoot.url.appendingPathComponent("README.md"), encoding: .utf8)
+            let block = try #require(readme.firstRange(of: "```sql\n").map { readme[$0.upperBound...] })
+            let sql = String(try #require(block.firstRange(of: "```").map { block[..<$0.lowerBound] }))
+            let suffix = UUID().uuidString.prefix(8).lowercased()
+            let (role, database, password) = ("tokens_\(suffix)", "stc_dba_\(suffix)", "pw-\(suffix)")
+            try Support.psql("CREATE DATABASE \(database)", database: "postgres")
+            defer {
+                _ = try? Support.psql("DROP DATABASE \(database) WITH (FORCE)", database: "postgres")
+                _ = try? Support.psql("DROP ROLE \(role)", database: "postgres")
+            }
+            try Support.psql(
+                sql.replacingOccurrences(of: "ROLE tokens", with: "ROLE \(role)")
+                    .replacingOccurrences(of: "TO tokens", with: "TO \(role)")
+                    .replacingOccurrences(of: "'...'", with: "'\(password)'"),
+                database: database)
+            var configuration = try PostgresStoreConfiguration(url: Support.tcpURL())
+            configuration.username = role
+            configuration.password = password
+            configuration.database = database
+            let group = try CacheGroup.open(
+                Support.uniqueGroup("dba"), postgres: configuration, configuration: Self.configuration())
+            let cache = try TokenCache(clientId: Fixtures.clientA, group: group)
+            try cache.store(Fixtures.response(), for: Fixtures.request())
+            let account = try #require(try cache.accounts().first)
+            #expect(try cache.accessToken(for: ["User.Read"], account: account)?.token.secret == "at-secret")
+            // And the README's tables are the library's, statement for statement.
+            let squash = { (text: String) in text.filter { !$0.isWhitespace } }
+            for statement in PostgresSchema.statements {
+                #expect(squash(sql).contains(squash(statement)), "\(statement)")
+            }
+        }
+
+        @Test func aGroupWithoutAKeySourceIsRefused() throws {
+            let error = #expect(throws: TokenCacheError.self) {
+                _ = try CacheGroup.open(
+                    Support.uniqueGroup("keyless"), postgres: PostgresStoreConfiguration(url: Support.socketURL()),
+                    configuration: CacheConfiguration())
+            }
+            #expect(error?.code == .invalidArgument)
+        }
+
+        @Test func databaseURLsParseAsLibpqWritesThem() throws {
+            let tcp = try PostgresStoreConfiguration(
+                url: "postgresql://app%40corp:p%3Ass@db.internal:6432/tokens?sslmode=require")
+            #expect(tcp.endpoint == .tcp(host: "db.internal", port: 6432))
+            #expect(tcp.username == "app@corp" && tcp.password == "p:ss" && tcp.database == "tokens" && tcp.tls == .require)
+            #expect(tcp.description == "postgres://app@corp@db.internal:6432/tokens")
+            let socket = try PostgresStoreConfiguration(url: "postgres://stc@/stc?host=/run/postgresql&port=5433")
+            #expect(socket.endpoint == .unixSocket(path: "/run/postgresql/.s.PGSQL.5433") && socket.tls == .disable)
+            for bad in [
+                "mysql://x@y/z", "postgres://db.internal/tokens", "postgres://u@h:99999/d", "postgres://u@h/d?sslmode=sometimes",
+            ] {
+                let error = #expect(throws: TokenCacheError.self, "\(bad)") { try PostgresStoreConfiguration(url: bad) }
+                #expect(error?.code == .invalidArgument)
+            }
+        }
+    }
+#endif
