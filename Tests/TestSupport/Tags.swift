@@ -16,6 +16,7 @@ extension Tag {
     /// interpreters.
     @Tag public static var slow: Self
 
-    /// Needs a PostgreSQL server (declared for the PostgreSQL store to come).
+    /// Needs the private PostgreSQL server of `scripts/postgres run` (which `scripts/test` starts);
+    /// with `STC_POSTGRES_REQUIRED=1` it fails, never skips, when the server is missing.
     @Tag public static var postgres: Self
 }
