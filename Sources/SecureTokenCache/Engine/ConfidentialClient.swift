@@ -253,7 +253,8 @@ public struct ConfidentialClient: Sendable {
         let lockWait = timeout * 3 + .seconds(5)
         let work: @Sendable () async throws -> Acquired = {
             try await RefreshLock.shared.withLock(
-                group: group.name, directory: group.store.groupDirectory, key: lockKey, timeout: lockWait
+                group: group.name, directory: group.store.groupDirectory, locks: group.store.groupLocks,
+                key: lockKey, timeout: lockWait
             ) {
                 // Another process may have stored the token while this one waited for the lock.
                 if let fresh = try lookUp(), !fresh.shouldRefresh { return Acquired(token: fresh.token, isFromCache: true) }

@@ -11,8 +11,9 @@ import Synchronization
 /// Lock files live in the group's own folder (``CacheStore/groupDirectory``), which every
 /// process that opens the group finds whatever its environment, as `refresh-<hash>.lock`
 /// (0600), named by a BLAKE2b hash of the key so no user or client id shows in a file name. They
-/// are ``FileLock``s: never unlinked. A group only this process sees (a memory store) has no
-/// folder and needs only the in-process queue.
+/// are ``FileLock``s: never unlinked. A group whose processes run on several machines (a
+/// database store) has no folder but ``GroupLocks`` of its own, which stand in for the files. A
+/// group only this process sees (a memory store) has neither and needs only the in-process queue.
 final class RefreshLock: Sendable {
     /// A task waiting for a key held by another task of this process.
     private struct Waiter {
@@ -32,11 +33,13 @@ final class RefreshLock: Sendable {
     static let shared = RefreshLock()
 
     /// Runs `body` holding the lock for `key` in group `group`, whose lock files go in
-    /// `directory` (`nil`: this process only). Waits at most `timeout` for a holder in this
-    /// process and as long again for one in another process; throws `.lockTimeout` after that.
+    /// `directory`, or which `locks` hold across machines (neither: this process only). Waits at
+    /// most `timeout` for a holder in this process and as long again for one in another process;
+    /// throws `.lockTimeout` after that.
     func withLock<Result: Sendable>(
         group: String,
         directory: GroupDirectory?,
+        locks: (any GroupLocks)? = nil,
         key: String,
         timeout: Duration,
         _ body: () async throws -> Result
@@ -44,7 +47,10 @@ final class RefreshLock: Sendable {
         let fullKey = (directory?.path ?? group) + "\n" + key
         try await acquireInProcess(fullKey, timeout: timeout)
         defer { releaseInProcess(fullKey) }
-        guard let directory else { return try await body() }
+        guard let directory else {
+            guard let locks else { return try await body() }
+            return try await locks.withLock(key, timeout: timeout, body)
+        }
         // A group in another tool's cache makes its coordination folder on its first refresh.
         try directory.createIfNeeded()
         let file = FileLock(path: Self.lockFile(for: key, in: directory), purpose: "this account's token refresh")

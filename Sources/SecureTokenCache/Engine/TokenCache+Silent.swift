@@ -130,7 +130,8 @@ extension TokenCache {
         forceRefresh: Bool, endpoint: any TokenEndpointClient, timeout: Duration
     ) async throws -> AuthenticationResult? {
         try await RefreshLock.shared.withLock(
-            group: group.name, directory: group.store.groupDirectory, key: lockKey, timeout: lockWait
+            group: group.name, directory: group.store.groupDirectory, locks: group.store.groupLocks,
+            key: lockKey, timeout: lockWait
         ) {
             if account.isLegacy, try migratedAccount(replacing: account) != nil { return nil }
             // Another caller may have refreshed while this one waited: take its token.

@@ -43,6 +43,10 @@ protocol CacheStore: AnyObject, Sendable {
     /// store that only this process sees.
     var groupDirectory: GroupDirectory? { get }
 
+    /// The locks every process of the group takes the same way, for a store whose processes do
+    /// not share a ``groupDirectory`` (they run on several machines); `nil` otherwise.
+    var groupLocks: (any GroupLocks)? { get }
+
     /// The group's shared generation counter: one atomic load.
     func currentGeneration() -> UInt64
 
