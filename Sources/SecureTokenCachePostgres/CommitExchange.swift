@@ -18,7 +18,7 @@ final class CommitExchange: Sendable {
 
     private enum State {
         case waiting
-        case offered(RowGroupHead, [SealedRow], CheckedContinuation<[SealedRow]?, Never>)
+        case offered(RowGroupHead, [SealedRow], CheckedContinuation<RowCommit?, Never>)
         /// The caller gave up before the offer came: the offer is answered `nil` at once.
         case abandoned
         case answered
@@ -31,9 +31,9 @@ final class CommitExchange: Sendable {
 
     // MARK: The transaction's side
 
-    /// Hands the caller what the transaction read, and waits for the rows to write (`nil`: roll
+    /// Hands the caller what the transaction read, and waits for what to write (`nil`: roll
     /// back).
-    func offer(_ head: RowGroupHead, _ rows: [SealedRow]) async -> [SealedRow]? {
+    func offer(_ head: RowGroupHead, _ rows: [SealedRow]) async -> RowCommit? {
         await withCheckedContinuation { continuation in
             let abandoned = state.withLock { state -> Bool in
                 if case .abandoned = state { return true }
@@ -61,7 +61,7 @@ final class CommitExchange: Sendable {
     /// ``TokenCacheError/Code/databaseUnavailable`` thrown.
     func waitForOffer(timeout: Duration, cancelling task: Task<Void, Never>) throws -> (RowGroupHead, [SealedRow])? {
         if signal.wait(timeout: .now() + .nanoseconds(Int(timeout.nanoseconds))) == .timedOut {
-            let late = state.withLock { state -> CheckedContinuation<[SealedRow]?, Never>? in
+            let late = state.withLock { state -> CheckedContinuation<RowCommit?, Never>? in
                 if case .offered(_, _, let continuation) = state {
                     state = .answered
                     return continuation
@@ -82,9 +82,9 @@ final class CommitExchange: Sendable {
         }
     }
 
-    /// Answers the offer: the rows to write, or `nil` to roll back.
-    func answer(_ rows: [SealedRow]?) {
-        let continuation = state.withLock { state -> CheckedContinuation<[SealedRow]?, Never>? in
+    /// Answers the offer: what to write, or `nil` to roll back.
+    func answer(_ rows: RowCommit?) {
+        let continuation = state.withLock { state -> CheckedContinuation<RowCommit?, Never>? in
             guard case .offered(_, _, let continuation) = state else { return nil }
             state = .answered
             return continuation

@@ -1,3 +1,4 @@
+import CoreMetrics
 import Logging
 import NIOCore
 import NIOSSL
@@ -21,11 +22,13 @@ final class PostgresRowDatabase: RowDatabase {
     private let client: PostgresClient
     private let thread: DatabaseThread
     private let logger: Logger
+    private let metrics: PostgresMetrics
 
     private init(_ configuration: PostgresStoreConfiguration, logger: Logger) throws {
         self.configuration = configuration
         location = configuration.description
         self.logger = logger
+        metrics = PostgresMetrics(database: configuration.place)
         thread = DatabaseThread()
         var options = PostgresClient.Configuration.Options()
         options.maximumConnections = max(1, configuration.maximumConnections)
@@ -115,7 +118,7 @@ final class PostgresRowDatabase: RowDatabase {
 
     func commit(
         _ group: [UInt8], epoch: UInt64, after version: UInt64,
-        _ body: (RowGroupHead, [SealedRow]) throws -> [SealedRow]
+        _ body: (RowGroupHead, [SealedRow]) throws -> RowCommit
     ) throws -> RowGroupHead {
         // The body runs here, on the caller's thread, between the transaction's read and its
         // writes: the transaction waits for it (``CommitExchange``).
@@ -126,11 +129,11 @@ final class PostgresRowDatabase: RowDatabase {
                 try await client.withTransaction(logger: logger) { connection -> RowGroupHead in
                     let (head, rows) = try await Self.rows(
                         of: group, epoch: epoch, after: version, on: connection, locking: true, logger: logger)
-                    guard let writes = await exchange.offer(head, rows), !writes.isEmpty else {
+                    guard let commit = await exchange.offer(head, rows), !commit.rows.isEmpty else {
                         throw CommitExchange.NothingToWrite(head: head)
                     }
                     let next = head.generation + 1
-                    for row in writes {
+                    for row in commit.rows {
                         try await connection.query(
                             """
                             INSERT INTO stc_rows (group_id, name, version, deleted, sealed)
@@ -139,13 +142,24 @@ final class PostgresRowDatabase: RowDatabase {
                             SET version = excluded.version, deleted = excluded.deleted, sealed = excluded.sealed
                             """, logger: logger)
                     }
-                    try await connection.query(
-                        "UPDATE stc_groups SET generation = \(Int64(next)) WHERE id = \(ByteBuffer(bytes: group))", logger: logger
-                    )
-                    try await connection.query(
-                        "SELECT pg_notify(\(Self.channel), \(Self.hex(group) + ":" + String(next)))", logger: logger)
                     var after = head
                     after.generation = next
+                    if let horizon = commit.sweepingDeletionsThrough, horizon > head.horizon {
+                        // Bounded: the deletions of the commits since the last sweep.
+                        try await connection.query(
+                            """
+                            DELETE FROM stc_rows WHERE group_id = \(ByteBuffer(bytes: group)) AND deleted
+                            AND version <= \(Int64(horizon))
+                            """, logger: logger)
+                        after.horizon = horizon
+                    }
+                    try await connection.query(
+                        """
+                        UPDATE stc_groups SET generation = \(Int64(next)), horizon = \(Int64(after.horizon))
+                        WHERE id = \(ByteBuffer(bytes: group))
+                        """, logger: logger)
+                    try await connection.query(
+                        "SELECT pg_notify(\(Self.channel), \(Self.hex(group) + ":" + String(next)))", logger: logger)
                     return after
                 }
             }
@@ -160,9 +174,18 @@ final class PostgresRowDatabase: RowDatabase {
             case .success(let head): exchange.finish(.success(head))
             }
         }
-        let reading = try exchange.waitForOffer(timeout: timeout, cancelling: task)
-        guard let (head, rows) = reading else { return try exchange.result().mapError(Self.translate).get() }
-        let writes: [SealedRow]
+        let started = ContinuousClock.now
+        defer { metrics.roundTrips.recordNanoseconds((ContinuousClock.now - started).nanoseconds) }
+        let reading: (RowGroupHead, [SealedRow])?
+        do {
+            reading = try exchange.waitForOffer(timeout: timeout, cancelling: task)
+        } catch let error as TokenCacheError {
+            throw report(error, while: "locking a group for a write")
+        }
+        guard let (head, rows) = reading else {
+            return try exchange.result().mapError { report(Self.translate($0), while: "locking a group for a write") }.get()
+        }
+        let writes: RowCommit
         do {
             writes = try body(head, rows)
         } catch {
@@ -170,12 +193,66 @@ final class PostgresRowDatabase: RowDatabase {
             throw error
         }
         exchange.answer(writes)
-        return try exchange.waitForResult(timeout: timeout, cancelling: task).mapError(Self.translate).get()
+        let after: RowGroupHead
+        do {
+            after = try exchange.waitForResult(timeout: timeout, cancelling: task).mapError(Self.translate).get()
+        } catch let error as TokenCacheError {
+            throw report(error, while: "committing a write")
+        }
+        if after.generation != head.generation { metrics.commits.increment() }
+        return after
+    }
+
+    func lock(_ id: Int64, timeout: Duration) async throws -> @Sendable () async -> Void {
+        // A session lock on a connection of the pool, kept out of the pool until the release:
+        // the task below holds both, and the caller's body runs in the caller's own context.
+        let acquired = OneShot<Result<Void, TokenCacheError>>()
+        let released = OneShot<Void>()
+        let milliseconds = max(1, Int(timeout.nanoseconds / 1_000_000))
+        _ = Task(executorPreference: thread) { [client, logger] in
+            do {
+                try await client.withConnection { connection in
+                    // lock_timeout bounds the wait for another holder; SET takes no parameter.
+                    try await connection.query(PostgresQuery(unsafeSQL: "SET lock_timeout = \(milliseconds)"), logger: logger)
+                    do {
+                        try await connection.query("SELECT pg_advisory_lock(\(id))", logger: logger)
+                    } catch {
+                        _ = try? await connection.query("RESET lock_timeout", logger: logger)
+                        throw error
+                    }
+                    acquired.fulfil(.success(()))
+                    await released.value()
+                    _ = try? await connection.query("SELECT pg_advisory_unlock(\(id))", logger: logger)
+                    _ = try? await connection.query("RESET lock_timeout", logger: logger)
+                }
+            } catch {
+                acquired.fulfil(.failure(Self.translate(error)))
+            }
+        }
+        // The database may not answer at all (down, no free connection): never wait past the
+        // timeout and a margin for the database to say so itself.
+        let deadline = Task {
+            try? await Task.sleep(for: timeout + configuration.timeout)
+            if acquired.fulfil(
+                .failure(
+                    TokenCacheError(
+                        .databaseUnavailable,
+                        "the database did not grant a lock within \(timeout + configuration.timeout); check that it is running, then retry"
+                    )))
+            {
+                released.fulfil(())  // if the lock comes later, it is given back at once
+            }
+        }
+        let outcome = await acquired.value()
+        deadline.cancel()
+        try outcome.get()
+        return { _ = released.fulfil(()) }
     }
 
     func listen(_ handler: @escaping @Sendable (RowAnnouncement) -> Void) {
         let configuration = configuration
         let logger = logger
+        let metrics = metrics
         _ = Task(executorPreference: thread) {
             var delay = Duration.milliseconds(100)
             var connectionID = 0
@@ -190,7 +267,9 @@ final class PostgresRowDatabase: RowDatabase {
                             handler(.resynchronise)
                             delay = .milliseconds(100)
                             for try await notification in notifications {
-                                if let announcement = Self.announcement(notification.payload) { handler(announcement) }
+                                guard let announcement = Self.announcement(notification.payload) else { continue }
+                                metrics.notifications.increment()
+                                handler(announcement)
                             }
                         }
                         try? await connection.close()
@@ -199,8 +278,9 @@ final class PostgresRowDatabase: RowDatabase {
                         throw error
                     }
                 } catch {
+                    metrics.reconnects.increment()
                     logger.warning(
-                        "lost the connection that hears other instances' commits to \(configuration); reconnecting",
+                        "lost the connection that hears other instances' commits to \(configuration.place); reconnecting",
                         metadata: ["error": "\(Self.translate(error).message)"])
                 }
                 try? await Task.sleep(for: delay)
@@ -213,15 +293,16 @@ final class PostgresRowDatabase: RowDatabase {
 
     private static func headQuery(_ group: [UInt8], locking: Bool) -> PostgresQuery {
         locking
-            ? "SELECT header, epoch, generation FROM stc_groups WHERE id = \(ByteBuffer(bytes: group)) FOR UPDATE"
-            : "SELECT header, epoch, generation FROM stc_groups WHERE id = \(ByteBuffer(bytes: group))"
+            ? "SELECT header, epoch, generation, horizon FROM stc_groups WHERE id = \(ByteBuffer(bytes: group)) FOR UPDATE"
+            : "SELECT header, epoch, generation, horizon FROM stc_groups WHERE id = \(ByteBuffer(bytes: group))"
     }
 
     private static func head(of group: [UInt8], in rows: PostgresRowSequence) async throws -> RowGroupHead? {
         var head: RowGroupHead? = nil
-        for try await (header, epoch, generation) in rows.decode((ByteBuffer, Int64, Int64).self) {
+        for try await (header, epoch, generation, horizon) in rows.decode((ByteBuffer, Int64, Int64, Int64).self) {
             head = RowGroupHead(
-                header: Array(header.readableBytesView), epoch: UInt64(bitPattern: epoch), generation: UInt64(generation))
+                header: Array(header.readableBytesView), epoch: UInt64(bitPattern: epoch), generation: UInt64(generation),
+                horizon: UInt64(horizon))
         }
         return head
     }
@@ -235,7 +316,7 @@ final class PostgresRowDatabase: RowDatabase {
             throw TokenCacheError(
                 .databaseFailure, "the group's head row is gone from stc_groups (deleted by hand?); open the group again")
         }
-        let everything = head.epoch != epoch || version == 0
+        let everything = head.epoch != epoch || version == 0 || version < head.horizon
         let query: PostgresQuery =
             everything
             ? "SELECT name, version, deleted, sealed FROM stc_rows WHERE group_id = \(ByteBuffer(bytes: group)) AND NOT deleted"
@@ -292,11 +373,24 @@ final class PostgresRowDatabase: RowDatabase {
     ) throws -> T {
         let client = client
         let logger = logger
+        let started = ContinuousClock.now
+        defer { metrics.roundTrips.recordNanoseconds((ContinuousClock.now - started).nanoseconds) }
         do {
             return try thread.wait(timeout: configuration.timeout, what) { try await operation(client, logger) }
         } catch {
-            throw Self.translate(error)
+            throw report(Self.translate(error), while: what)
         }
+    }
+
+    /// Counts and logs an outage (the database down, slow or unreachable); returns `error`.
+    private func report(_ error: TokenCacheError, while what: String) -> TokenCacheError {
+        if error.code == .databaseUnavailable {
+            metrics.outages.increment()
+            logger.warning(
+                "the database \(configuration.place) is unavailable while \(what)",
+                metadata: ["error": "\(error.message)"])
+        }
+        return error
     }
 
     /// A ``TokenCacheError`` for whatever the database or the client threw: its message says what
@@ -327,6 +421,9 @@ final class PostgresRowDatabase: RowDatabase {
                 return TokenCacheError(
                     .databaseFailure,
                     "the database refused the request (\(message)); grant the role the rights the README lists")
+            case "55P03":
+                return TokenCacheError(
+                    .lockTimeout, "another instance held the lock longer than this one may wait (\(message)); retry later")
             case "42P01":
                 return TokenCacheError(
                     .databaseFailure,

@@ -7,21 +7,22 @@ import SecureTokenCache
 /// - `stc_schema`: one row, the schema's version. A database whose version is newer than this
 ///   library knows is refused (``TokenCacheError/Code/unsupportedFormat``), never written.
 /// - `stc_groups`: a group's head: its id (a hash of its name), its header (key source and key
-///   check, never a key), its epoch and its commit count.
+///   check, never a key), its epoch, its commit count, and its horizon (the last version whose
+///   deletion rows were swept: a reader behind it reloads).
 /// - `stc_rows`: one row per record: the group, the record's keyed name, the version (commit)
 ///   that wrote it, whether it is a deletion, and the record sealed. Nothing in clear.
 ///
 /// The README shows the statements and the grants a DBA gives the library's role.
 enum PostgresSchema {
     /// The version this library writes and reads.
-    static let version = 1
+    static let version = 2
 
     /// The key of the advisory lock that serialises creating and upgrading the tables, so that
     /// instances starting together do not race on `CREATE TABLE`.
     static let lockKey: Int64 = 0x5354_4353_4348_4d41  // "STCSCHMA"
 
-    /// The statements that create version 1 (each idempotent, none with a parameter); the
-    /// README shows them to DBAs.
+    /// The statements that create the current version (each idempotent, none with a
+    /// parameter); the README shows them to DBAs.
     static let statements: [String] = [
         """
         CREATE TABLE IF NOT EXISTS stc_schema (
@@ -34,7 +35,8 @@ enum PostgresSchema {
             id bytea PRIMARY KEY,
             header bytea NOT NULL,
             epoch bigint NOT NULL,
-            generation bigint NOT NULL DEFAULT 0
+            generation bigint NOT NULL DEFAULT 0,
+            horizon bigint NOT NULL DEFAULT 0
         )
         """,
         """
@@ -50,7 +52,13 @@ enum PostgresSchema {
         "CREATE INDEX IF NOT EXISTS stc_rows_by_version ON stc_rows (group_id, version)",
     ]
 
-    /// Creates the tables when the database has none, and checks the version of those it has.
+    /// The statements that take the tables of version `key - 1` to version `key`.
+    static let upgrades: [Int: [String]] = [
+        2: ["ALTER TABLE stc_groups ADD COLUMN IF NOT EXISTS horizon bigint NOT NULL DEFAULT 0"]
+    ]
+
+    /// Creates the tables when the database has none, upgrades those of an older version, and
+    /// refuses those of a newer one.
     static func prepare(_ connection: PostgresConnection, logger: Logger) async throws {
         try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
         let existing = try await connection.query("SELECT to_regclass('stc_schema') IS NOT NULL", logger: logger)
@@ -74,6 +82,14 @@ enum PostgresSchema {
                         + "(this one knows version \(version)); upgrade the library")
             }
             if found == version { return }
+            for step in (found + 1)...version {
+                for statement in upgrades[step] ?? [] {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
+            }
+            try await connection.query("UPDATE stc_schema SET version = \(version)", logger: logger)
+            logger.notice("upgraded the token cache tables from schema version \(found) to \(version)")
+            return
         }
         for statement in statements { try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger) }
         try await connection.query(

@@ -166,6 +166,16 @@ public struct PostgresStoreConfiguration: Sendable, Hashable, CustomStringConver
         return "postgres://\(username)@\(place)/\(database ?? username)"
     }
 
+    /// The database without the role: `host:port/database`, for metrics and logs.
+    var place: String {
+        let server =
+            switch endpoint {
+            case .tcp(let host, let port): "\(host.contains(":") ? "[\(host)]" : host):\(port)"
+            case .unixSocket(let path): path
+            }
+        return "\(server)/\(database ?? username)"
+    }
+
     private static func decode(_ text: Substring) -> String? {
         var bytes: [UInt8] = []
         var index = text.utf8.startIndex

@@ -30,17 +30,27 @@ package protocol RowDatabase: AnyObject, Sendable {
 
     /// The group's head and, read in the same snapshot, its rows written after `version` in
     /// version order (deletions included), or every live row when the group's epoch is not
-    /// `epoch` or `version` is 0.
+    /// `epoch`, `version` is 0, or `version` is behind the group's horizon (the deletions it
+    /// would need were swept).
     func rows(of group: [UInt8], epoch: UInt64, after version: UInt64) throws -> (RowGroupHead, [SealedRow])
 
     /// One transaction on group `group`: locks its head, hands `body` the head and the rows
     /// ``rows(of:epoch:after:)`` would return, writes the rows `body` returns (each at version
-    /// `head.generation + 1`), moves the generation one step and announces it. When `body`
-    /// returns no rows, nothing is written. Returns the head after the transaction.
+    /// `head.generation + 1`), sweeps the deletion rows it names, moves the generation one step
+    /// and announces it. When `body` returns no rows, nothing is written. Returns the head after
+    /// the transaction.
     func commit(
         _ group: [UInt8], epoch: UInt64, after version: UInt64,
-        _ body: (RowGroupHead, [SealedRow]) throws -> [SealedRow]
+        _ body: (RowGroupHead, [SealedRow]) throws -> RowCommit
     ) throws -> RowGroupHead
+
+    /// Takes the database-wide lock `id`, which every process of the database sees, waiting at
+    /// most `timeout` for another holder; returns what gives it back (call it once). The lock
+    /// holds a connection until then: hold it for a token request, not longer.
+    ///
+    /// - Throws: ``TokenCacheError/Code/lockTimeout`` when another process held it past
+    ///   `timeout`; ``TokenCacheError/Code/databaseUnavailable`` when the database did not answer.
+    func lock(_ id: Int64, timeout: Duration) async throws -> @Sendable () async -> Void
 
     /// Calls `handler` with each announcement the database hears, from any process (this one
     /// included), until the process ends. Called once per database. The handler may run on a
@@ -56,12 +66,30 @@ package struct RowGroupHead: Sendable, Equatable {
     package var epoch: UInt64
     /// The number of commits the group has had.
     package var generation: UInt64
+    /// The deletion rows of this version and older were swept: a reader behind it reloads.
+    package var horizon: UInt64
 
     /// A head with these parts.
-    package init(header: [UInt8], epoch: UInt64, generation: UInt64) {
+    package init(header: [UInt8], epoch: UInt64, generation: UInt64, horizon: UInt64 = 0) {
         self.header = header
         self.epoch = epoch
         self.generation = generation
+        self.horizon = horizon
+    }
+}
+
+/// What one commit writes.
+package struct RowCommit: Sendable {
+    /// The rows, each at the commit's version.
+    package var rows: [SealedRow]
+    /// When not `nil`, the deletion rows of this version and older are deleted and the group's
+    /// horizon moves there, in the same transaction.
+    package var sweepingDeletionsThrough: UInt64?
+
+    /// A commit of these parts.
+    package init(rows: [SealedRow], sweepingDeletionsThrough: UInt64? = nil) {
+        self.rows = rows
+        self.sweepingDeletionsThrough = sweepingDeletionsThrough
     }
 }
 

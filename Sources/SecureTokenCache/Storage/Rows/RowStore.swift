@@ -10,7 +10,9 @@
 /// The generation is the group's commit count in the database, as this process knows it
 /// (``RowGroupWatch``): one atomic load, moved by this process's commits at once and by the
 /// others' when their announcement arrives. A deleted record leaves a deletion row, so a reader
-/// that is behind replays only what changed.
+/// that is behind replays only what changed; every ``sweepInterval`` commits, expired access
+/// tokens are deleted and deletion rows older than ``historyKept`` commits are swept (a reader
+/// further behind reloads).
 final class RowStore: CacheStore {
     let storeDescription: StoreDescription
     /// None: processes meet in the database, not in a folder.
@@ -100,11 +102,18 @@ final class RowStore: CacheStore {
         return try update(head, rows, since: cursor)
     }
 
+    /// Every this many commits one sweeps: the engine adds deletions of expired access tokens,
+    /// and the deletion rows more than ``historyKept`` commits old go.
+    static let sweepInterval: UInt64 = 256
+    /// How many commits of deletions are kept for readers to replay; one further behind reloads.
+    static let historyKept: UInt64 = 1024
+
     func transact(since cursor: StoreCursor, _ body: (StoreTransaction) throws -> [RecordChange]) throws -> StoreCursor {
         let head = try database.commit(group, epoch: cursor.epoch, after: cursor.generation) { head, rows in
             let update = try update(head, rows, since: cursor)
-            let changes = try body(StoreTransaction(update: update, compacting: false))
             let version = head.generation + 1
+            let sweeping = version % Self.sweepInterval == 0
+            let changes = try body(StoreTransaction(update: update, compacting: sweeping))
             // The last change to a record is the one its row keeps.
             var rows: [[UInt8]: SealedRow] = [:]
             for change in changes {
@@ -117,11 +126,18 @@ final class RowStore: CacheStore {
                     rows[name] = SealedRow(name: name, version: version, isDeletion: false, sealed: sealed)
                 }
             }
-            return Array(rows.values)
+            let horizon = version > Self.historyKept ? version - Self.historyKept : nil
+            return RowCommit(rows: Array(rows.values), sweepingDeletionsThrough: sweeping ? horizon : nil)
         }
         watch.advance(to: head.generation)
         return Self.cursor(head)
     }
+
+    // MARK: Locks across machines
+
+    /// The database's locks: a refresh or a token request on one instance makes the others
+    /// wait, then find its token.
+    var groupLocks: (any GroupLocks)? { self }
 
     // MARK: Rows to records
 
@@ -131,7 +147,7 @@ final class RowStore: CacheStore {
 
     private func update(_ head: RowGroupHead, _ rows: [SealedRow], since cursor: StoreCursor) throws -> StoreUpdate {
         let now = Self.cursor(head)
-        if head.epoch != cursor.epoch || cursor.generation == 0 {
+        if head.epoch != cursor.epoch || cursor.generation == 0 || cursor.generation < head.horizon {
             var records: [Record] = []
             for row in rows where !row.isDeletion {
                 guard case .put(let record) = try open(row) else { throw Self.damaged("a live row holds a deletion") }
@@ -160,5 +176,25 @@ final class RowStore: CacheStore {
         TokenCacheError(
             .storeCorrupted,
             "the group's rows in the database are damaged (\(what)); restore the database from a backup or clear the group")
+    }
+}
+
+extension RowStore: GroupLocks {
+    func withLock<Result: Sendable>(
+        _ key: String, timeout: Duration, _ body: () async throws -> Result
+    ) async throws -> Result {
+        // The database sees a number: a hash of the group and the key (which names a client and
+        // its scopes or account).
+        let digest = (Array("STCLOCK".utf8) + group + Array(key.utf8)).withUnsafeBytes { Sodium.checksum($0, outputCount: 16) }
+        let id = digest.withUnsafeBytes { Int64(littleEndian: $0.loadUnaligned(as: Int64.self)) }
+        let release = try await database.lock(id, timeout: timeout)
+        do {
+            let result = try await body()
+            await release()
+            return result
+        } catch {
+            await release()
+            throw error
+        }
     }
 }

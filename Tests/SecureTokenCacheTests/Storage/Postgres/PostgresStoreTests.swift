@@ -95,6 +95,49 @@
             #expect(records.count == 4000 && cursor.generation == 4000)
         }
 
+        /// 8 instances (processes, half through each connection route) × 32 tasks asking at once for
+        /// an app token the group does not have, then for one past its refresh time: one token
+        /// request each time, whose token every caller gets.
+        @Test(.tags(.multiProcess)) func eightInstancesTimesThirtyTwoTasksMakeOneTokenRequest() async throws {
+            let authority = try FakeAuthority()
+            let url = "\(authority.base)/\(Fixtures.tenant)"
+            let requests = { try await authority.stats()["\(AppTokenTests.daemon) client_credentials"] ?? 0 }
+            let group = Support.uniqueGroup("stampede")
+            let routes = [try Support.socketURL(), try Support.tcpURL()]
+            func stampede(processes: Int, tasks: Int) throws -> [String] {
+                let helpers = try (0..<processes).map { process in
+                    try Helper([
+                        "--store", "postgres", "app-stampede", routes[process % 2], group, url, AppTokenTests.daemon,
+                        String(tasks),
+                    ])
+                }
+                return helpers.flatMap { $0.finish() }
+            }
+            let fresh = try stampede(processes: 8, tasks: 32)
+            #expect(fresh.count == 256 && fresh.allSatisfy { $0.hasPrefix("token ") }, "\(Set(fresh))")
+            #expect(ConfidentialClientProcessTests.fingerprints(fresh).count == 1, "\(Set(fresh))")
+            #expect(try await requests() == 1)
+
+            // A token stored within 300 s of its expiry counts as expired: again one request among 256.
+            try await authority.control(["expires_in": 200])
+            let stale = Support.uniqueGroup("stampede-stale")
+            let first = try Helper([
+                "--store", "postgres", "app-stampede", routes[0], stale, url, AppTokenTests.daemon, "1",
+            ]).finish()
+            #expect(first.count == 1 && first[0].hasSuffix("authority"), "\(first)")
+            try await authority.control([:])
+            let before = try await requests()
+            let renewed = try (0..<8).map { process in
+                try Helper([
+                    "--store", "postgres", "app-stampede", routes[process % 2], stale, url, AppTokenTests.daemon, "32",
+                ])
+            }.flatMap { $0.finish() }
+            #expect(renewed.count == 256 && renewed.allSatisfy { $0.hasPrefix("token ") }, "\(Set(renewed))")
+            let renewedTokens = ConfidentialClientProcessTests.fingerprints(renewed)
+            #expect(renewedTokens.count == 1 && !renewedTokens.contains(String(first[0].split(separator: " ")[1])))
+            #expect(try await requests() == before + 1)
+        }
+
         // MARK: Through the engine
 
         static func configuration() -> CacheConfiguration {
@@ -119,6 +162,45 @@
                 clientId: Fixtures.clientA,
                 group: CacheGroup.open(name, database: Support.tcpDatabase(), configuration: Self.configuration()))
             #expect(try c.accounts().isEmpty)
+        }
+
+        /// The coherence promise, over 1,000 sign-outs on instance A: once instance B's generation
+        /// has reached A's sign-out commit (its announcement arrived), B never serves that account's
+        /// token again. Prints how long B took to stop (median and 99th percentile).
+        @Test(.tags(.slow)) func aSignOutOnOneInstanceIsNeverServedByAnotherAfterItsAnnouncement() async throws {
+            let name = Support.uniqueGroup("coherence")
+            let a = try CacheGroup.open(name, database: Support.socketDatabase(), configuration: Self.configuration())
+            let b = try CacheGroup.open(name, database: Support.tcpDatabase(), configuration: Self.configuration())
+            let onA = try TokenCache(clientId: Fixtures.clientA, group: a)
+            let onB = try TokenCache(clientId: Fixtures.clientA, group: b)
+            var latencies: [Duration] = []
+            for user in 0..<1000 {
+                let uid = String(format: "00000000-0000-0000-2222-%012d", user)
+                try onA.store(
+                    Fixtures.response(uid: uid, username: "user\(user)@contoso.com", accessToken: "at-\(user)"),
+                    for: Fixtures.request())
+                let account = try await Self.eventually { try onB.account(username: "user\(user)@contoso.com") }
+                _ = try await Self.eventually { try onB.accessToken(for: ["User.Read"], account: account) }
+                try onA.signOut(account)
+                let signedOut = a.store.currentGeneration()
+                let started = ContinuousClock.now
+                while true {
+                    let seen = b.store.currentGeneration()
+                    let served = try onB.accessToken(for: ["User.Read"], account: account) != nil
+                    if seen >= signedOut {
+                        #expect(!served, "user \(user): served after the sign-out's announcement arrived")
+                        break
+                    }
+                    if !served { break }
+                    try #require(ContinuousClock.now - started < .seconds(5), "user \(user): the sign-out never arrived")
+                }
+                latencies.append(ContinuousClock.now - started)
+            }
+            latencies.sort()
+            print(
+                "postgres coherence: a sign-out on A stopped B serving after \(latencies[latencies.count / 2]) (median), "
+                    + "\(latencies[latencies.count * 99 / 100]) (99th percentile), \(latencies.last!) (most) over 1,000 sign-outs"
+            )
         }
 
         /// What `produce` returns once it is not `nil`, trying for up to 5 seconds.
@@ -212,6 +294,93 @@
                 StoreConformance.contents(records) == ["a": "secret a of \(bystander)", "b": "secret b of \(bystander)"])
         }
 
+        // MARK: Sweeping
+
+        /// 1,600 commits, each putting a new record and deleting the previous one: the deletion rows
+        /// older than the kept history are swept (the table stays bounded), a reader that kept up
+        /// replays changes, and one left at the first commit reloads, both ending right.
+        @Test func sweepsKeepTheTableBoundedAndEveryReaderRight() throws {
+            let name = Support.uniqueGroup("sweep")
+            let database = try Support.socketDatabase()
+            let open = { try RowStore(name: name, database: database, keyProvider: helperPassphrase, protectionReason: "test") }
+            let writer = try open()
+            let (follower, laggard) = (try open(), try open())
+            var cursor = try writer.transact(since: try writer.load().1) { _ in [StoreConformance.put("n0", "0")] }
+            var (_, followerCursor) = try follower.load()
+            let laggardCursor = try laggard.load().1
+            var followed = ["n0": "0"]
+            for index in 1..<1600 {
+                cursor = try writer.transact(since: cursor) { _ in
+                    [StoreConformance.put("n\(index)", "\(index)"), .delete(RecordID(kind: .accessToken, name: "n\(index - 1)"))]
+                }
+                if index % 100 == 0 {
+                    let update = try follower.update(since: followerCursor)
+                    StoreConformance.apply(update, to: &followed)
+                    followerCursor = update.cursor
+                }
+            }
+            let update = try follower.update(since: followerCursor)
+            StoreConformance.apply(update, to: &followed)
+            #expect(followed == ["n1599": "1599"])
+            guard case .reload(let records, _) = try laggard.update(since: laggardCursor) else {
+                Issue.record("a reader behind the swept history must reload")
+                return
+            }
+            #expect(StoreConformance.contents(records) == ["n1599": "1599"])
+            let group = Support.groupLiteral(name)
+            let horizon = try Support.psql("SELECT horizon FROM stc_groups WHERE id = \(group)")
+            #expect(horizon.hasPrefix("512"), "\(horizon)")
+            let deletions = try Support.psql("SELECT count(*) FROM stc_rows WHERE group_id = \(group) AND deleted")
+            let count = Int(deletions.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+            #expect(count > 0 && count <= Int(RowStore.historyKept + RowStore.sweepInterval), "\(count) deletion rows")
+        }
+
+        /// An access token that expired is deleted by the next sweep, through the engine.
+        @Test func aSweepDeletesExpiredAccessTokens() throws {
+            let name = Support.uniqueGroup("expired")
+            let now = Atomic<Int64>(1_700_000_000)
+            let store = try RowStore(
+                name: name, database: Support.socketDatabase(), keyProvider: helperPassphrase, protectionReason: "test")
+            let group = try CacheGroup(name: name, store: store, clock: { now.load(ordering: .relaxed) })
+            let cache = try TokenCache(clientId: Fixtures.clientA, group: group)
+            try cache.store(Fixtures.response(accessToken: "at-expiring", expiresIn: 600), for: Fixtures.request())
+            now.store(1_700_000_000 + 3600, ordering: .relaxed)
+            for index in 0..<Int(RowStore.sweepInterval) {
+                try cache.store(
+                    Fixtures.response(accessToken: "at-\(index)", scope: "Scope.\(index)"),
+                    for: Fixtures.request(scopes: ["Scope.\(index)"]))
+            }
+            let payloads = try store.load().0.map { String(decoding: $0.payload, as: UTF8.self) }
+            #expect(payloads.contains { $0.contains("at-0") })
+            #expect(!payloads.contains { $0.contains("at-expiring") }, "the expired access token outlived a sweep")
+        }
+
+        /// Tables of schema version 1 are upgraded in place when an instance of this version opens
+        /// them, and what they held is still there.
+        @Test func tablesOfAnOlderVersionAreUpgradedInPlace() throws {
+            let database = "stc_upgrade_\(UUID().uuidString.prefix(8).lowercased())"
+            try Support.psql("CREATE DATABASE \(database) OWNER stc", database: "postgres")
+            defer { _ = try? Support.psql("DROP DATABASE \(database) WITH (FORCE)", database: "postgres") }
+            var configuration = try PostgresStoreConfiguration(url: Support.socketURL())
+            configuration.database = database
+            let name = Support.uniqueGroup("upgrade")
+            let cache = try TokenCache(
+                clientId: Fixtures.clientA,
+                group: CacheGroup.open(name, postgres: configuration, configuration: Self.configuration()))
+            try cache.store(Fixtures.response(), for: Fixtures.request())
+            // Back to what version 1 made: no horizon.
+            try Support.psql(
+                "ALTER TABLE stc_groups DROP COLUMN horizon; UPDATE stc_schema SET version = 1", database: database)
+            var later = configuration
+            later.maximumConnections = 5  // another database object: it checks the tables again
+            let reopened = try TokenCache(
+                clientId: Fixtures.clientA, group: CacheGroup.open(name, postgres: later, configuration: Self.configuration()))
+            let account = try #require(try reopened.accounts().first)
+            #expect(try reopened.accessToken(for: ["User.Read"], account: account)?.token.secret == "at-secret")
+            #expect(try Support.psql("SELECT version FROM stc_schema", database: database).hasPrefix("\(PostgresSchema.version)"))
+            #expect(try Support.psql("SELECT horizon FROM stc_groups", database: database).hasPrefix("0"))
+        }
+
         // MARK: When the database refuses
 
         @Test func aWrongPasswordIsADatabaseFailureThatNamesNoPassword() throws {
@@ -303,6 +472,7 @@
             #expect(try cache.accessToken(for: ["User.Read"], account: account)?.token.secret == "at-secret")
             // And the README's tables are the library's, statement for statement.
             let squash = { (text: String) in text.filter { !$0.isWhitespace } }
+            #expect(sql.contains("INSERT INTO stc_schema (version) VALUES (\(PostgresSchema.version));"))
             for statement in PostgresSchema.statements {
                 #expect(squash(sql).contains(squash(statement)), "\(statement)")
             }
