@@ -23,7 +23,7 @@ extension AccessTokenBucket {
             realm: parts.lowercasedKey(.realm),
             client: parts.lowercasedKey(.clientId),
             tokenType: tokenType.isEmpty ? .bearer : parts.lowercasedKey(.tokenType),
-            extCacheKey: parts.extCacheKey() == nil ? .empty : parts.lowercasedKey(.extCacheKey))
+            extCacheKey: parts.extCacheKeyFilingKey())
     }
 
     /// A bucket from its parts' text, each hashed here.

@@ -155,6 +155,7 @@ struct EntryDecoder {
         // By member code: the interned slot of the member's text (-1: no text).
         var texts = InlineArray<32, Int32>(repeating: -1)
         var assertion: Int32 = -1
+        var dotNetKey: Int32 = -1
         let filing = Self.filingFields
         let ordinal = try payload.withUnsafeBytes { bytes in
             var reader = PayloadReader(bytes)
@@ -170,6 +171,11 @@ struct EntryDecoder {
                     continue
                 }
                 guard code <= KnownField.largestCode else { throw PayloadReader.malformed }
+                if code == Int(KnownField.extComponents.rawValue) {
+                    let components = try reader.value { String(decoding: $0, as: UTF8.self) }
+                    dotNetKey = internedKey(ofDotNet: components)
+                    continue
+                }
                 guard filing & 1 << UInt32(code) != 0 else {
                     try reader.skipValue()
                     continue
@@ -183,6 +189,7 @@ struct EntryDecoder {
             guard reader.isAtEnd else { throw PayloadReader.malformed }
             return ordinal
         }
+        preferExtCacheKey(in: &texts, over: dotNetKey)
         return (ordinal, FilingSlots(texts, assertion: assertion))
     }
 
@@ -191,16 +198,33 @@ struct EntryDecoder {
     mutating func filingSlots(members: JSONObject) -> FilingSlots {
         var texts = InlineArray<32, Int32>(repeating: -1)
         var assertion: Int32 = -1
+        var dotNetKey: Int32 = -1
         for member in members {
             // Only the members filed by are interned (never a secret).
             if let field = KnownField(name: member.key) {
+                if field == .extComponents { dotNetKey = internedKey(ofDotNet: member.value) }
                 guard Self.filingFields & 1 << UInt32(field.rawValue) != 0 else { continue }
                 texts[Int(field.rawValue)] = interned(member.value)
             } else if UserAssertion.memberNames.contains(member.key) {
                 assertion = interned(member.value)
             }
         }
+        preferExtCacheKey(in: &texts, over: dotNetKey)
         return FilingSlots(texts, assertion: assertion)
+    }
+
+    /// The interned slot of the extended cache key of MSAL.NET's components
+    /// (``ExtendedCacheKey/of(dotNet:)``); -1 when they make none.
+    private mutating func internedKey(ofDotNet components: JSONValue) -> Int32 {
+        guard var key = ExtendedCacheKey.of(dotNet: components) else { return -1 }
+        return key.withUTF8 { Int32(truncatingIfNeeded: interner.slot(of: UnsafeRawBufferPointer($0))) }
+    }
+
+    /// Files an entry by the key of MSAL.NET's components (`dotNetKey`, an interned slot or -1)
+    /// when it has no `ext_cache_key` text of its own, as ``EntryParts/extCacheKey()`` reads it.
+    private func preferExtCacheKey(in texts: inout InlineArray<32, Int32>, over dotNetKey: Int32) {
+        let code = Int(KnownField.extCacheKey.rawValue)
+        if dotNetKey >= 0, !hasText(texts[code]) { texts[code] = dotNetKey }
     }
 
     /// The interned slot of a member's text (-1: no text).

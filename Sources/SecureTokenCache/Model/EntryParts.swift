@@ -27,6 +27,9 @@ enum KnownField: UInt8, CaseIterable, Sendable {
     case name = 21
     case clientInfo = 22
     case accountSource = 23
+    /// MSAL.NET's cache key components (`ext`): an object of the extra parameters an access
+    /// token was requested with, which its key hashes in place of `ext_cache_key`.
+    case extComponents = 24
 
     /// The member name as MSAL writes it.
     var name: String {
@@ -54,6 +57,7 @@ enum KnownField: UInt8, CaseIterable, Sendable {
         case .name: "name"
         case .clientInfo: "client_info"
         case .accountSource: "account_source"
+        case .extComponents: "ext"
         }
     }
 
@@ -84,6 +88,7 @@ enum KnownField: UInt8, CaseIterable, Sendable {
         case "name": self = .name
         case "client_info": self = .clientInfo
         case "account_source": self = .accountSource
+        case "ext": self = .extComponents
         default: return nil
         }
     }
@@ -244,9 +249,17 @@ struct EntryParts {
         assertionHash.flatMap(UserAssertion.key(of:))
     }
 
-    /// The extended cache key of an access token, `nil` when missing or empty.
+    /// The extended cache key of an access token, `nil` when it has none: its `ext_cache_key`
+    /// (msal-python, Go), else the key of MSAL.NET's components (``ExtendedCacheKey/of(dotNet:)``).
     func extCacheKey() -> String? {
-        string(.extCacheKey).flatMap { $0.isEmpty ? nil : $0 }
+        if let key = string(.extCacheKey), !key.isEmpty { return key }
+        return self[.extComponents].flatMap(ExtendedCacheKey.of(dotNet:))
+    }
+
+    /// ``extCacheKey()`` as the index files it: lower-cased, with its hash; `.empty` for none.
+    func extCacheKeyFilingKey() -> HashedString {
+        if let key = string(.extCacheKey), !key.isEmpty { return lowercasedKey(.extCacheKey) }
+        return self[.extComponents].flatMap(ExtendedCacheKey.of(dotNet:)).map(HashedString.init) ?? .empty
     }
 
     /// The entry's cloud.

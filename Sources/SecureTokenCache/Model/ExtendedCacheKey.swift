@@ -22,4 +22,22 @@ enum ExtendedCacheKey {
         _ = crypto_hash_sha256(&digest, &bytes, UInt64(bytes.count))
         return Base64URL.encode(digest).asciiLowercased
     }
+
+    /// The key of the components MSAL.NET stores on an access token (`ext`, an object of
+    /// strings). MSAL.NET hashes them its own way (names and values run together without
+    /// lengths), so the key in its entry's name never equals this one; reading the components
+    /// themselves files its token under the key msal-python and Go give the same components,
+    /// so a request with them finds it and a request without them never does. `nil` for
+    /// anything but an object with a member of text.
+    static func of(dotNet value: JSONValue) -> String? {
+        guard case .object(let object) = value else { return nil }
+        var components: [String: String] = [:]
+        for member in object.members {
+            switch member.value {
+            case .string(let text), .number(let text): components[member.key] = text
+            default: continue
+            }
+        }
+        return of(components)
+    }
 }

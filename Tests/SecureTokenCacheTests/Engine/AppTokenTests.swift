@@ -262,6 +262,61 @@ import Testing
         #expect(try cache.appToken(for: resource, authority: try Self.authority()) == nil)
     }
 
+    /// An app token MSAL.NET stored with cache key components (`WithAdditionalCacheKeyComponents`):
+    /// the components in `ext`, its own hash of them in the key, credential type `ATExt`.
+    static let dotNetExtendedCache = """
+        {
+            "AccessToken": {
+                "-login.windows.net-atext-\(daemon)-\(Fixtures.tenant)-api://resource/.default-2v76_xv1f6fbyo9vnb3piiodpqmijpag03wfsfjlu68": {
+                    "environment": "login.windows.net",
+                    "client_id": "\(daemon)",
+                    "secret": "at-dotnet-fmi",
+                    "credential_type": "ATExt",
+                    "realm": "\(Fixtures.tenant)",
+                    "target": "api://resource/.default",
+                    "cached_at": "1700000000",
+                    "expires_on": "1700003599",
+                    "extended_expires_on": "1700007199",
+                    "ext_expires_on": "1700007199",
+                    "ext": {"fmi_path": "SomeFmiPath/Path1"}
+                }
+            }
+        }
+        """
+
+    /// MSAL.NET's components are read as msal-python's: its token answers a request with the same
+    /// components and no other, however the group filed it (a fresh import, an import into a
+    /// group in use, a group opened from its store), and it exports as it came.
+    @Test(arguments: OnBehalfOfTests.Filing.allCases)
+    func dotNetsCacheKeyComponentsAreReadAsAnExtendedCacheKey(filing: OnBehalfOfTests.Filing) throws {
+        let store = MemoryStore(name: "test")
+        var group = try CacheGroup(name: "test", store: store, clock: { 1_700_000_100 })
+        if filing == .importIntoUsedGroup {
+            try Self.cache(group).storeAppToken(try Self.response("at-graph"), for: try Self.request())
+        }
+        try group.importMSAL(Array(Self.dotNetExtendedCache.utf8))
+        if filing == .reopenedGroup { group = try CacheGroup(name: "test", store: store, clock: { 1_700_000_100 }) }
+        let cache = try Self.cache(group)
+        let resource: Scopes = ["api://resource/.default"]
+        let found = try cache.appToken(
+            for: resource, authority: try Self.authority(), cacheKeyComponents: ["fmi_path": "SomeFmiPath/Path1"])
+        #expect(found?.token.secret == "at-dotnet-fmi", "\(filing)")
+        #expect(found?.token.extCacheKey == ExtendedCacheKey.of(["fmi_path": "SomeFmiPath/Path1"]))
+        #expect(
+            try cache.appToken(for: resource, authority: try Self.authority(), cacheKeyComponents: ["fmi_path": "Other"]) == nil)
+        #expect(try cache.appToken(for: resource, authority: try Self.authority()) == nil, "\(filing)")
+        let partitions = try group.partitions().map(\.partition)
+        #expect(
+            partitions.contains(
+                .app(clientId: Self.daemon, tenantId: Fixtures.tenant, extCacheKey: "duoy3x3ncdmnscth1ry0ymuvcdfs7r9avd2xfpwrxos")
+            ))
+        if filing != .importIntoUsedGroup {
+            #expect(
+                try group.exportMSAL(includeSecrets: true)
+                    == JSONWriter.bytes(try JSONParser.parse(Array(Self.dotNetExtendedCache.utf8)), style: .python))
+        }
+    }
+
     /// Rule 1: what another SDK wrote is written back as it came, key and members.
     @Test func foreignAppTokensExportAsTheyCame() throws {
         let group = try Fixtures.group(now: 1_700_000_100)
