@@ -11,6 +11,13 @@ extension CacheGroup {
     /// commit reaches it through PostgreSQL's `LISTEN`/`NOTIFY`, after which lookups see it.
     /// The process opens one connection pool per database, whatever the number of groups.
     ///
+    /// With a ``CacheConfiguration/memoryLimit`` the process keeps in memory only the partitions
+    /// (``CachePartition``: a user, an app's tenant, an on-behalf-of caller) its lookups ask for:
+    /// a lookup that misses loads its partition in one round trip, and the least recently used
+    /// partitions are dropped from memory to stay under the limit. Without one it keeps the whole
+    /// group. Group-wide reads (``TokenCache/accounts()``, ``exportMSAL(includeSecrets:)``, ...)
+    /// see what the process keeps.
+    ///
     /// ```swift
     /// let database = try PostgresStoreConfiguration(url: "postgres://tokens@db.internal:5432/tokens?sslmode=require")
     /// let group = try CacheGroup.open(
@@ -18,8 +25,7 @@ extension CacheGroup {
     ///     configuration: CacheConfiguration(keySource: .keyFile(path: "/etc/contoso/token-cache.key")))
     /// ```
     ///
-    /// - Throws: `TokenCacheError`: `.invalidArgument` without a key source or with a memory
-    ///   limit; `.databaseUnavailable` when the database cannot be reached within
+    /// - Throws: `TokenCacheError`: `.invalidArgument` without a key source; `.databaseUnavailable` when the database cannot be reached within
     ///   ``PostgresStoreConfiguration/timeout``; `.databaseFailure` when it refuses (login,
     ///   rights); `.unsupportedFormat` when a newer version of the library made its tables;
     ///   `.wrongKey` when the key does not open the group.
@@ -27,6 +33,6 @@ extension CacheGroup {
         _ name: String, postgres: PostgresStoreConfiguration, configuration: CacheConfiguration
     ) throws -> CacheGroup {
         let database = try PostgresRowDatabase.shared(postgres, logger: configuration.logger)
-        return try open(name, database: database, configuration: configuration)
+        return try open(name, database: database, configuration: configuration, idlePartitionAge: postgres.idlePartitionAge)
     }
 }

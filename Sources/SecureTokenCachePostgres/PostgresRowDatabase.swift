@@ -13,8 +13,7 @@ import Synchronization
 /// One per server, database and role in a process (``shared(_:logger:)``), whatever the number
 /// of groups: a group is a few rows, not a connection.
 final class PostgresRowDatabase: RowDatabase {
-    /// The channel every commit notifies: `<group id in hex>:<generation>`, far under the
-    /// 8,000 bytes a payload may take.
+    /// The channel every commit notifies (``announcement(_:)``).
     static let channel = "stc_commits"
 
     let location: String
@@ -97,7 +96,9 @@ final class PostgresRowDatabase: RowDatabase {
         }
     }
 
-    func rows(of group: [UInt8], epoch: UInt64, after version: UInt64) throws -> (RowGroupHead, [SealedRow]) {
+    func rows(of group: [UInt8], epoch: UInt64, after version: UInt64, selection: RowSelection) throws
+        -> (RowGroupHead, [SealedRow])
+    {
         try call("reading a group's rows") { client, logger in
             // One snapshot for the head and the rows: a commit between the two reads would hand
             // the reader rows newer than the head it reports.
@@ -105,7 +106,8 @@ final class PostgresRowDatabase: RowDatabase {
                 try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
                 do {
                     let result = try await Self.rows(
-                        of: group, epoch: epoch, after: version, on: connection, locking: false, logger: logger)
+                        of: group, epoch: epoch, after: version, selection: selection, on: connection, locking: false,
+                        logger: logger)
                     try await connection.query("COMMIT", logger: logger)
                     return result
                 } catch {
@@ -116,8 +118,58 @@ final class PostgresRowDatabase: RowDatabase {
         }
     }
 
+    func sweepCandidates(of group: [UInt8], expiredBefore now: Int64, idleBefore: Int64?, limit: Int) throws
+        -> RowSweepCandidates
+    {
+        try call("finding what a sweep deletes") { client, logger in
+            try await client.withConnection { connection in
+                try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
+                do {
+                    let id = ByteBuffer(bytes: group)
+                    guard
+                        let head = try await Self.head(
+                            of: group, in: connection.query(Self.headQuery(group, locking: false), logger: logger))
+                    else { throw Self.headGone }
+                    var rows = try await Self.decodeRows(
+                        connection.query(
+                            """
+                            SELECT name, version, deleted, sealed, part FROM stc_rows
+                            WHERE group_id = \(id) AND NOT deleted AND expires_at < \(now) LIMIT \(limit)
+                            """, logger: logger))
+                    var idle: [[UInt8]] = []
+                    if let idleBefore, rows.count < limit {
+                        for try await part in try await connection.query(
+                            """
+                            SELECT part FROM stc_parts WHERE group_id = \(id) AND written_at < \(idleBefore)
+                            ORDER BY written_at LIMIT \(max(1, (limit - rows.count) / 4))
+                            """, logger: logger
+                        ).decode(ByteBuffer.self) {
+                            idle.append(Array(part.readableBytesView))
+                        }
+                        if !idle.isEmpty {
+                            let expired = Set(rows.map(\.name))
+                            let parts = idle.map { ByteBuffer(bytes: $0) }
+                            rows += try await Self.decodeRows(
+                                connection.query(
+                                    """
+                                    SELECT name, version, deleted, sealed, part FROM stc_rows
+                                    WHERE group_id = \(id) AND NOT deleted AND part = ANY(\(parts))
+                                    """, logger: logger)
+                            ).filter { !expired.contains($0.name) }
+                        }
+                    }
+                    try await connection.query("COMMIT", logger: logger)
+                    return RowSweepCandidates(epoch: head.epoch, generation: head.generation, rows: rows, idlePartitions: idle)
+                } catch {
+                    _ = try? await connection.query("ROLLBACK", logger: logger)
+                    throw error
+                }
+            }
+        }
+    }
+
     func commit(
-        _ group: [UInt8], epoch: UInt64, after version: UInt64,
+        _ group: [UInt8], epoch: UInt64, after version: UInt64, selection: RowSelection,
         _ body: (RowGroupHead, [SealedRow]) throws -> RowCommit
     ) throws -> RowGroupHead {
         // The body runs here, on the caller's thread, between the transaction's read and its
@@ -128,39 +180,12 @@ final class PostgresRowDatabase: RowDatabase {
             let outcome = await DatabaseThread.result {
                 try await client.withTransaction(logger: logger) { connection -> RowGroupHead in
                     let (head, rows) = try await Self.rows(
-                        of: group, epoch: epoch, after: version, on: connection, locking: true, logger: logger)
-                    guard let commit = await exchange.offer(head, rows), !commit.rows.isEmpty else {
+                        of: group, epoch: epoch, after: version, selection: selection, on: connection, locking: true,
+                        logger: logger)
+                    guard let commit = await exchange.offer(head, rows), !commit.rows.isEmpty || !commit.forgetting.isEmpty else {
                         throw CommitExchange.NothingToWrite(head: head)
                     }
-                    let next = head.generation + 1
-                    for row in commit.rows {
-                        try await connection.query(
-                            """
-                            INSERT INTO stc_rows (group_id, name, version, deleted, sealed)
-                            VALUES (\(ByteBuffer(bytes: group)), \(ByteBuffer(bytes: row.name)), \(Int64(next)), \(row.isDeletion), \(ByteBuffer(bytes: row.sealed)))
-                            ON CONFLICT (group_id, name) DO UPDATE
-                            SET version = excluded.version, deleted = excluded.deleted, sealed = excluded.sealed
-                            """, logger: logger)
-                    }
-                    var after = head
-                    after.generation = next
-                    if let horizon = commit.sweepingDeletionsThrough, horizon > head.horizon {
-                        // Bounded: the deletions of the commits since the last sweep.
-                        try await connection.query(
-                            """
-                            DELETE FROM stc_rows WHERE group_id = \(ByteBuffer(bytes: group)) AND deleted
-                            AND version <= \(Int64(horizon))
-                            """, logger: logger)
-                        after.horizon = horizon
-                    }
-                    try await connection.query(
-                        """
-                        UPDATE stc_groups SET generation = \(Int64(next)), horizon = \(Int64(after.horizon))
-                        WHERE id = \(ByteBuffer(bytes: group))
-                        """, logger: logger)
-                    try await connection.query(
-                        "SELECT pg_notify(\(Self.channel), \(Self.hex(group) + ":" + String(next)))", logger: logger)
-                    return after
+                    return try await Self.write(commit, to: group, after: head, on: connection, logger: logger)
                 }
             }
             switch outcome {
@@ -307,39 +332,141 @@ final class PostgresRowDatabase: RowDatabase {
         return head
     }
 
+    private static let headGone = TokenCacheError(
+        .databaseFailure, "the group's head row is gone from stc_groups (deleted by hand?); open the group again")
+
     private static func rows(
-        of group: [UInt8], epoch: UInt64, after version: UInt64, on connection: PostgresConnection, locking: Bool,
-        logger: Logger
+        of group: [UInt8], epoch: UInt64, after version: UInt64, selection: RowSelection, on connection: PostgresConnection,
+        locking: Bool, logger: Logger
     ) async throws -> (RowGroupHead, [SealedRow]) {
         guard let head = try await head(of: group, in: connection.query(headQuery(group, locking: locking), logger: logger))
-        else {
-            throw TokenCacheError(
-                .databaseFailure, "the group's head row is gone from stc_groups (deleted by hand?); open the group again")
-        }
+        else { throw headGone }
+        let id = ByteBuffer(bytes: group)
         let everything = head.epoch != epoch || version == 0 || version < head.horizon
-        let query: PostgresQuery =
-            everything
-            ? "SELECT name, version, deleted, sealed FROM stc_rows WHERE group_id = \(ByteBuffer(bytes: group)) AND NOT deleted"
-            : """
-            SELECT name, version, deleted, sealed FROM stc_rows WHERE group_id = \(ByteBuffer(bytes: group)) AND version > \(Int64(version))
-            ORDER BY version
-            """
+        let query: PostgresQuery
+        switch (everything, selection.kept) {
+        case (true, nil):
+            query = "SELECT name, version, deleted, sealed, part FROM stc_rows WHERE group_id = \(id) AND NOT deleted"
+        case (true, let kept?):
+            let parts = (kept + selection.loading).map { ByteBuffer(bytes: $0) }
+            query = """
+                SELECT name, version, deleted, sealed, part FROM stc_rows WHERE group_id = \(id) AND NOT deleted
+                AND (part IS NULL OR part = ANY(\(parts)))
+                """
+        case (false, _) where selection.loading.isEmpty:
+            query = """
+                SELECT name, version, deleted, sealed, part FROM stc_rows WHERE group_id = \(id) AND version > \(Int64(version))
+                ORDER BY version
+                """
+        case (false, _):
+            // The partitions loaded whole first, then what changed, in commit order: a row is in
+            // one of the two, never both.
+            let parts = selection.loading.map { ByteBuffer(bytes: $0) }
+            query = """
+                (SELECT name, version, deleted, sealed, part FROM stc_rows WHERE group_id = \(id) AND version <= \(Int64(version))
+                AND NOT deleted AND part = ANY(\(parts)))
+                UNION ALL
+                (SELECT name, version, deleted, sealed, part FROM stc_rows WHERE group_id = \(id) AND version > \(Int64(version))
+                ORDER BY version)
+                """
+        }
+        return (head, try await decodeRows(connection.query(query, logger: logger)))
+    }
+
+    private static func decodeRows(_ result: PostgresRowSequence) async throws -> [SealedRow] {
         var rows: [SealedRow] = []
-        for try await (name, version, deleted, sealed) in try await connection.query(query, logger: logger)
-            .decode((ByteBuffer, Int64, Bool, ByteBuffer).self)
+        for try await (name, version, deleted, sealed, part) in result.decode(
+            (ByteBuffer, Int64, Bool, ByteBuffer, ByteBuffer?).self)
         {
             rows.append(
                 SealedRow(
                     name: Array(name.readableBytesView), version: UInt64(version), isDeletion: deleted,
-                    sealed: Array(sealed.readableBytesView)))
+                    sealed: Array(sealed.readableBytesView), partition: part.map { Array($0.readableBytesView) }))
         }
-        return (head, rows)
+        return rows
     }
 
-    private static func announcement(_ payload: String) -> RowAnnouncement? {
-        let parts = payload.split(separator: ":")
-        guard parts.count == 2, let group = bytes(fromHex: parts[0]), let generation = UInt64(parts[1]) else { return nil }
-        return .committed(group: group, generation: generation)
+    /// The most partitions an announcement names; a commit that touched more announces none
+    /// (every reader catches up), keeping the payload far under the 8,000 bytes `NOTIFY` takes.
+    static let announcedPartitions = 100
+
+    /// Writes `commit` at the version after `head`'s, in one round trip for the rows; returns the
+    /// head after it.
+    private static func write(
+        _ commit: RowCommit, to group: [UInt8], after head: RowGroupHead, on connection: PostgresConnection, logger: Logger
+    ) async throws -> RowGroupHead {
+        let id = ByteBuffer(bytes: group)
+        let next = Int64(head.generation + 1)
+        // A row of no partition and one without an expiry travel as an empty name and a 0: a
+        // bytea array cannot carry NULL here.
+        let names = commit.rows.map { ByteBuffer(bytes: $0.name) }
+        let deleted = commit.rows.map(\.isDeletion)
+        let sealed = commit.rows.map { ByteBuffer(bytes: $0.sealed) }
+        let parts = commit.rows.map { ByteBuffer(bytes: $0.partition ?? []) }
+        let expiries = commit.rows.map { $0.isDeletion ? 0 : $0.expiresAt ?? 0 }
+        var touched: Set<[UInt8]> = []
+        var touchedUnpartitioned = false
+        // A deletion row keeps the partition its record was written with.
+        for try await part in try await connection.query(
+            """
+            INSERT INTO stc_rows (group_id, name, version, deleted, sealed, part, expires_at)
+            SELECT \(id), n, \(next), d, s, NULLIF(p, ''::bytea), NULLIF(e, 0)
+            FROM unnest(\(names), \(deleted), \(sealed), \(parts), \(expiries)) AS r(n, d, s, p, e)
+            ON CONFLICT (group_id, name) DO UPDATE
+            SET version = excluded.version, deleted = excluded.deleted, sealed = excluded.sealed,
+                part = COALESCE(excluded.part, stc_rows.part), expires_at = excluded.expires_at
+            RETURNING part
+            """, logger: logger
+        ).decode(ByteBuffer?.self) {
+            if let part { touched.insert(Array(part.readableBytesView)) } else { touchedUnpartitioned = true }
+        }
+        let written = commit.rows.compactMap { $0.isDeletion ? nil : $0.partition }
+        if !written.isEmpty {
+            let unique = Array(Set(written)).map { ByteBuffer(bytes: $0) }
+            try await connection.query(
+                """
+                INSERT INTO stc_parts (group_id, part, written_at)
+                SELECT \(id), p, extract(epoch FROM now())::bigint FROM unnest(\(unique)) AS t(p)
+                ON CONFLICT (group_id, part) DO UPDATE SET written_at = excluded.written_at
+                """, logger: logger)
+        }
+        if !commit.forgetting.isEmpty {
+            let forgotten = commit.forgetting.map { ByteBuffer(bytes: $0) }
+            try await connection.query(
+                "DELETE FROM stc_parts WHERE group_id = \(id) AND part = ANY(\(forgotten))", logger: logger)
+        }
+        var after = head
+        after.generation = UInt64(next)
+        if let horizon = commit.sweepingDeletionsThrough, horizon > head.horizon {
+            // Bounded: the deletions of the commits since the last sweep.
+            try await connection.query(
+                "DELETE FROM stc_rows WHERE group_id = \(id) AND deleted AND version <= \(Int64(horizon))", logger: logger)
+            after.horizon = horizon
+        }
+        try await connection.query(
+            "UPDATE stc_groups SET generation = \(next), horizon = \(Int64(after.horizon)) WHERE id = \(id)", logger: logger)
+        var announcement = hex(group) + ":" + String(next)
+        if !touchedUnpartitioned, touched.count <= announcedPartitions {
+            announcement += ":" + touched.map(hex).joined(separator: ",")
+        }
+        try await connection.query("SELECT pg_notify(\(channel), \(announcement))", logger: logger)
+        return after
+    }
+
+    /// `<group>:<generation>`, then `:` and the partitions the commit touched (comma-separated,
+    /// perhaps none) unless it touched rows of no partition or too many to name.
+    static func announcement(_ payload: String) -> RowAnnouncement? {
+        let fields = payload.split(separator: ":", omittingEmptySubsequences: false)
+        guard fields.count == 2 || fields.count == 3, let group = bytes(fromHex: fields[0]),
+            let generation = UInt64(fields[1])
+        else { return nil }
+        guard fields.count == 3 else { return .committed(group: group, generation: generation, partitions: nil) }
+        var partitions: [[UInt8]] = []
+        for field in fields[2].split(separator: ",") {
+            guard let partition = bytes(fromHex: field) else { return nil }
+            partitions.append(partition)
+        }
+        return .committed(group: group, generation: generation, partitions: partitions)
     }
 
     private static func hex(_ bytes: [UInt8]) -> String {

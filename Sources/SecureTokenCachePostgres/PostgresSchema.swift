@@ -10,12 +10,15 @@ import SecureTokenCache
 ///   check, never a key), its epoch, its commit count, and its horizon (the last version whose
 ///   deletion rows were swept: a reader behind it reloads).
 /// - `stc_rows`: one row per record: the group, the record's keyed name, the version (commit)
-///   that wrote it, whether it is a deletion, and the record sealed. Nothing in clear.
+///   that wrote it, whether it is a deletion, the record sealed, the keyed name of its partition
+///   and its expiry (an access token's, in Unix seconds). Nothing else in clear.
+/// - `stc_parts`: when each partition was last written (by the database's clock), so that a
+///   sweep finds the partitions no instance wrote for long.
 ///
 /// The README shows the statements and the grants a DBA gives the library's role.
 enum PostgresSchema {
     /// The version this library writes and reads.
-    static let version = 2
+    static let version = 3
 
     /// The key of the advisory lock that serialises creating and upgrading the tables, so that
     /// instances starting together do not race on `CREATE TABLE`.
@@ -23,38 +26,63 @@ enum PostgresSchema {
 
     /// The statements that create the current version (each idempotent, none with a
     /// parameter); the README shows them to DBAs.
-    static let statements: [String] = [
+    static let statements: [String] =
+        [
+            """
+            CREATE TABLE IF NOT EXISTS stc_schema (
+                only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+                version integer NOT NULL
+            )
+            """,
+            """
+            CREATE TABLE IF NOT EXISTS stc_groups (
+                id bytea PRIMARY KEY,
+                header bytea NOT NULL,
+                epoch bigint NOT NULL,
+                generation bigint NOT NULL DEFAULT 0,
+                horizon bigint NOT NULL DEFAULT 0
+            )
+            """,
+            """
+            CREATE TABLE IF NOT EXISTS stc_rows (
+                group_id bytea NOT NULL REFERENCES stc_groups (id) ON DELETE CASCADE,
+                name bytea NOT NULL,
+                version bigint NOT NULL,
+                deleted boolean NOT NULL,
+                sealed bytea NOT NULL,
+                part bytea,
+                expires_at bigint,
+                PRIMARY KEY (group_id, name)
+            )
+            """,
+            "CREATE INDEX IF NOT EXISTS stc_rows_by_version ON stc_rows (group_id, version)",
+        ] + partitionStatements
+
+    /// What version 3 added besides two columns of `stc_rows`: finding a partition's rows, the
+    /// rows whose expiry passed, and the partitions no instance wrote for long.
+    private static let partitionStatements = [
+        "CREATE INDEX IF NOT EXISTS stc_rows_by_part ON stc_rows (group_id, part) WHERE NOT deleted",
+        "CREATE INDEX IF NOT EXISTS stc_rows_by_expiry ON stc_rows (group_id, expires_at) WHERE NOT deleted",
         """
-        CREATE TABLE IF NOT EXISTS stc_schema (
-            only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
-            version integer NOT NULL
-        )
-        """,
-        """
-        CREATE TABLE IF NOT EXISTS stc_groups (
-            id bytea PRIMARY KEY,
-            header bytea NOT NULL,
-            epoch bigint NOT NULL,
-            generation bigint NOT NULL DEFAULT 0,
-            horizon bigint NOT NULL DEFAULT 0
-        )
-        """,
-        """
-        CREATE TABLE IF NOT EXISTS stc_rows (
+        CREATE TABLE IF NOT EXISTS stc_parts (
             group_id bytea NOT NULL REFERENCES stc_groups (id) ON DELETE CASCADE,
-            name bytea NOT NULL,
-            version bigint NOT NULL,
-            deleted boolean NOT NULL,
-            sealed bytea NOT NULL,
-            PRIMARY KEY (group_id, name)
+            part bytea NOT NULL,
+            written_at bigint NOT NULL,
+            PRIMARY KEY (group_id, part)
         )
         """,
-        "CREATE INDEX IF NOT EXISTS stc_rows_by_version ON stc_rows (group_id, version)",
+        "CREATE INDEX IF NOT EXISTS stc_parts_by_age ON stc_parts (group_id, written_at)",
     ]
 
     /// The statements that take the tables of version `key - 1` to version `key`.
     static let upgrades: [Int: [String]] = [
-        2: ["ALTER TABLE stc_groups ADD COLUMN IF NOT EXISTS horizon bigint NOT NULL DEFAULT 0"]
+        2: ["ALTER TABLE stc_groups ADD COLUMN IF NOT EXISTS horizon bigint NOT NULL DEFAULT 0"],
+        // Rows written before have no partition: every reader keeps them, as it keeps app
+        // metadata, until they are written again.
+        3: [
+            "ALTER TABLE stc_rows ADD COLUMN IF NOT EXISTS part bytea",
+            "ALTER TABLE stc_rows ADD COLUMN IF NOT EXISTS expires_at bigint",
+        ] + partitionStatements,
     ]
 
     /// Creates the tables when the database has none, upgrades those of an older version, and

@@ -48,6 +48,10 @@ public struct PostgresStoreConfiguration: Sendable, Hashable, CustomStringConver
     /// The most connections this process opens for its reads and writes (one more listens for
     /// the other instances' commits). Default: 8.
     public var maximumConnections: Int = 8
+    /// A partition (a user, an app's tenant, an on-behalf-of caller) that no instance wrote for
+    /// this long is deleted by the sweeps that follow every few hundred commits; `nil` for never.
+    /// Default: 90 days, the longest a refresh token stays valid unused.
+    public var idlePartitionAge: Duration? = .seconds(90 * 24 * 3600)
 
     /// A configuration with these parts.
     public init(

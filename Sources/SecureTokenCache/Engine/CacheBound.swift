@@ -125,28 +125,33 @@ final class CacheBound: Sendable {
         }
     }
 
-    /// Removes whole partitions, least recently used first, until `state.accounted` is at most
-    /// `target` or only partitions used since `sparing` are left; forgets the uses of entries
-    /// that are gone. Returns how many entries it removed.
-    private func evictLeastRecentlyUsed(
-        from transaction: inout IndexTransaction, down target: Int, sparing: UInt64, state: inout State
-    ) -> Int {
-        struct Partition {
-            var lastUsed: UInt64 = 0
-            var bytes = 0
-            var ids: [EntryID] = []
-            var users: Set<String> = []
-        }
-        var partitions: [CachePartition: Partition] = [:]
+    /// What one partition of the group holds, for choosing what to evict.
+    private struct PartitionUse {
+        var lastUsed: UInt64 = 0
+        var bytes = 0
+        var ids: [EntryID] = []
+        var users: Set<String> = []
+    }
+
+    /// The group's partitions with their last use and cost, in one pass over `index`, and what
+    /// the entries of no partition cost; forgets the uses of entries that are gone.
+    private static func partitions(of index: Index, state: inout State) -> (
+        partitions: [CachePartition: PartitionUse], unpartitioned: Int
+    ) {
+        var partitions: [CachePartition: PartitionUse] = [:]
+        var unpartitioned = 0
         var live: [ObjectIdentifier: Use] = [:]
         live.reserveCapacity(state.used.count)
-        for stored in transaction.index.entries.values {
-            guard let partition = CachePartition(of: stored.entry) else { continue }
+        for stored in index.entries.values {
+            guard let partition = CachePartition(of: stored.entry) else {
+                unpartitioned += Self.cost(stored)
+                continue
+            }
             let identity = stored.entry.storageIdentity
             // An entry this group wrote is known; one another group wrote is counted now.
             let use = state.used[identity] ?? Use(tick: 0, bytes: Self.cost(stored))
             live[identity] = use
-            var summary = partitions[partition, default: Partition()]
+            var summary = partitions[partition, default: PartitionUse()]
             summary.lastUsed = max(summary.lastUsed, use.tick)
             summary.bytes += use.bytes
             summary.ids.append(stored.id)
@@ -154,7 +159,17 @@ final class CacheBound: Sendable {
             partitions[partition] = summary
         }
         state.used = live
+        return (partitions, unpartitioned)
+    }
+
+    /// Removes whole partitions, least recently used first, until `state.accounted` is at most
+    /// `target` or only partitions used since `sparing` are left; forgets the uses of entries
+    /// that are gone. Returns how many entries it removed.
+    private func evictLeastRecentlyUsed(
+        from transaction: inout IndexTransaction, down target: Int, sparing: UInt64, state: inout State
+    ) -> Int {
         var evicted = 0
+        let partitions = Self.partitions(of: transaction.index, state: &state).partitions
         for (_, partition) in partitions.sorted(by: { $0.value.lastUsed < $1.value.lastUsed }) {
             guard state.accounted > target, partition.lastUsed < sparing else { break }
             for id in partition.ids { transaction.delete(id) }
@@ -168,6 +183,41 @@ final class CacheBound: Sendable {
             evicted += partition.ids.count
         }
         return evicted
+    }
+
+    // MARK: Keeping part of a group in memory
+
+    /// Counts `bytes` more held in memory, for a group whose store keeps only part of it
+    /// (``PartialStore``): its loads and writes only add, and ``plan(unloading:sparing:)`` counts
+    /// everything again once the sum passes the limit.
+    func noteGrowth(_ bytes: Int) {
+        guard bytes > 0 else { return }
+        state.withLock { $0.accounted += bytes }
+    }
+
+    /// Whether the count has passed the limit, so that a plan may drop something.
+    var mayExceedLimit: Bool { state.withLock { $0.accounted > limit } }
+
+    /// The partitions to drop from memory, least recently used first, to bring what `index` holds
+    /// under ``targetFraction`` of the limit, sparing the partitions named in `sparing` (by
+    /// ``CachePartition/storageKey``); none when it is under the limit. Counts what stays.
+    func plan(unloading index: Index, sparing: Set<String>) -> (partitions: [CachePartition], ids: [EntryID]) {
+        state.withLock { state in
+            let (partitions, unpartitioned) = Self.partitions(of: index, state: &state)
+            state.accounted = partitions.values.reduce(unpartitioned) { $0 + $1.bytes }
+            guard state.accounted > limit else { return ([], []) }
+            let target = Int(Double(limit) * Self.targetFraction)
+            var dropped: [CachePartition] = []
+            var ids: [EntryID] = []
+            for (partition, use) in partitions.sorted(by: { $0.value.lastUsed < $1.value.lastUsed }) {
+                guard state.accounted > target else { break }
+                if sparing.contains(partition.storageKey) { continue }
+                dropped.append(partition)
+                ids += use.ids
+                state.accounted -= use.bytes
+            }
+            return (dropped, ids)
+        }
     }
 
     /// Records that the accounting reflects the store at `generation` (the commit that settled).

@@ -57,18 +57,21 @@ public struct CacheConfiguration: Sendable {
     public var allowsInteraction: Bool
     /// How long a writer waits for another process's transaction. Default: 10 seconds.
     public var lockTimeout: Duration
-    /// The most bytes a group held in memory (``StoreKind/memory``) may take, for a server that
-    /// caches a token per caller; `nil` (the default) for no limit. Only the memory store takes
-    /// one: a durable group is shared with other processes, whose tokens are not this process's
-    /// to evict.
+    /// The most bytes a group may take in this process's memory, for a server that caches a
+    /// token per caller; `nil` (the default) for no limit. The memory store and a database that a
+    /// fleet shares (`CacheGroup.open(_:postgres:configuration:)`) take one; a group in a file or
+    /// the keyring is shared with other processes on the machine, whose tokens are not this
+    /// process's to evict.
     ///
-    /// A write that takes the group past the limit also evicts, in the same transaction: every
-    /// expired access token, then whole partitions (``CachePartition``), least recently used
-    /// first (a lookup that answers, or a write, is a use), until the group is under 75% of the
-    /// limit. What that write stored is kept. An evicted user is signed out of every client.
-    /// Each entry is counted as four times its stored size plus a fixed cost for its place in
-    /// the index, measured so that the process's resident memory for the group stays within the
-    /// limit.
+    /// In memory, a write that takes the group past the limit also evicts, in the same
+    /// transaction: every expired access token, then whole partitions (``CachePartition``), least
+    /// recently used first (a lookup that answers, or a write, is a use), until the group is under
+    /// 75% of the limit. What that write stored is kept. An evicted user is signed out of every
+    /// client. In a database, the limit bounds what the process keeps of it: a lookup loads its
+    /// partition on a miss, and the least recently used partitions are dropped from memory (not
+    /// from the database) to stay under the limit. Each entry is counted as four times its
+    /// stored size plus a fixed cost for its place in the index, measured so that the process's
+    /// resident memory for the group stays within the limit.
     public var memoryLimit: Int?
     /// The other tools' shared cache to open (for ``StoreKind/msalFile`` and
     /// ``StoreKind/msalKeyring``); `nil` for the library's own stores.

@@ -58,6 +58,10 @@ public final class CacheGroup: Sendable {
     let bound: CacheBound?
     /// What the group counts for dashboards.
     let metrics: CacheMetrics
+    /// The store, when it keeps in memory only the partitions lookups ask for (``PartialStore``);
+    /// then ``bound`` is the limit of what it keeps, reached by dropping partitions from memory,
+    /// never by deleting them.
+    let partial: (any PartialStore)?
     /// Why the store was chosen, when the opener knows better than the store.
     private let reason: String?
     private let current: Mutex<Snapshot>
@@ -89,10 +93,12 @@ public final class CacheGroup: Sendable {
         bound = memoryLimit.map(CacheBound.init(limit:))
         metrics = CacheMetrics(group: name)
         self.store = store
+        partial = (store as? any PartialStore).flatMap { $0.keepsPart ? $0 : nil }
         self.clock = clock
         self.reason = reason
         let (records, cursor) = try store.load()
         current = Mutex(Snapshot(index: try RecordCodec.build(records), cursor: cursor))
+        if partial != nil { bound?.noteGrowth(Self.bytesPut(by: .reload(records, cursor))) }
     }
 
     /// Seconds since the Unix epoch, from the system clock.
@@ -158,23 +164,128 @@ public final class CacheGroup: Sendable {
                 // Decode first (the part that can fail), then file under the lock; readers that
                 // want this generation wait there rather than on `catchUpLock`.
                 let decoded = try RecordCodec.decode(update, with: &decoder)
-                let caughtUp = current.withLock { installed -> Snapshot? in
-                    // A writer of this process published meanwhile: read the store again.
-                    guard installed.cursor == cursor else { return nil }
-                    if isKnownUniquelyReferenced(&installed) {
-                        installed.advance(decoded, to: update.cursor)
-                    } else {
-                        // A reader holds the snapshot: build the next one aside.
-                        var index = installed.index
-                        RecordCodec.file(decoded, into: &index)
-                        installed = Snapshot(index: index, cursor: update.cursor)
-                    }
-                    return installed
+                if let caughtUp = install(decoded, from: cursor, to: update.cursor) {
+                    if partial != nil { bound?.noteGrowth(Self.bytesPut(by: update)) }
+                    return caughtUp
                 }
-                if let caughtUp { return caughtUp }
             }
         }
     }
+
+    /// Files `decoded` into the installed snapshot, which must be at `cursor` (else `nil`: a
+    /// writer of this process published meanwhile), and returns the snapshot at `next`.
+    private func install(_ decoded: RecordCodec.DecodedUpdate, from cursor: StoreCursor, to next: StoreCursor) -> Snapshot? {
+        current.withLock { installed -> Snapshot? in
+            guard installed.cursor == cursor else { return nil }
+            if isKnownUniquelyReferenced(&installed) {
+                installed.advance(decoded, to: next)
+            } else {
+                // A reader holds the snapshot: build the next one aside.
+                var index = installed.index
+                RecordCodec.file(decoded, into: &index)
+                installed = Snapshot(index: index, cursor: next)
+            }
+            return installed
+        }
+    }
+
+    // MARK: - Keeping part of the group
+
+    /// Loads `partition` when the store keeps only part of the group (``PartialStore``) and does
+    /// not keep it yet; returns whether it did, when a lookup that missed should look again.
+    /// The group then drops the least recently used partitions from memory if it holds more than
+    /// its ``CacheConfiguration/memoryLimit``.
+    func keep(_ partition: CachePartition) throws -> Bool {
+        guard let partial, !partial.keeps(partition.storageKey) else { return false }
+        try writerLock.withLock { _ in try keepHoldingWriterLock([partition.storageKey]) }
+        return true
+    }
+
+    /// `answer` on a fresh snapshot; when it finds nothing and the group keeps only part of
+    /// itself (``PartialStore``) without `partition`, loads the partition and asks again.
+    func answer<T>(in partition: @autoclosure () -> CachePartition, _ answer: (Snapshot) throws -> T?) throws -> T? {
+        if let found = try answer(snapshot()) { return found }
+        guard partial != nil, try keep(partition()) else { return nil }
+        return try answer(snapshot())
+    }
+
+    /// ``keep(_:)`` for the caller that holds `writerLock` (a writer of this process publishing
+    /// meanwhile would install an index without the partitions).
+    private func keepHoldingWriterLock(_ keys: [String]) throws {
+        guard let partial else { return }
+        try catchUpLock.withLock { decoder in
+            let missing = keys.filter { !partial.keeps($0) }
+            guard !missing.isEmpty else { return }
+            let cursor = current.withLock { $0.cursor }
+            do {
+                let update = try partial.keep(missing, since: cursor)
+                let decoded = try RecordCodec.decode(update, with: &decoder)
+                // Nothing else installs while both locks are held.
+                _ = install(decoded, from: cursor, to: update.cursor)
+                bound?.noteGrowth(Self.bytesPut(by: update))
+            } catch {
+                partial.drop(missing)
+                throw error
+            }
+        }
+        dropLeastRecentlyUsed(sparing: Set(keys))
+    }
+
+    /// Drops whole partitions from memory, least recently used first, while the group holds more
+    /// than its limit; never those in `sparing` (a lookup or a write is using them). The store
+    /// stops keeping them only once no snapshot holds them, so a commit to one is never missed.
+    private func dropLeastRecentlyUsed(sparing: Set<String>) {
+        guard let partial, let bound, bound.mayExceedLimit else { return }
+        let dropped = catchUpLock.withLock { _ in
+            current.withLock { installed -> [CachePartition] in
+                let plan = bound.plan(unloading: installed.index, sparing: sparing)
+                guard !plan.partitions.isEmpty else { return [] }
+                var transaction = IndexTransaction(installed.index)
+                for id in plan.ids { transaction.delete(id) }
+                installed = Snapshot(index: transaction.index, cursor: installed.cursor)
+                return plan.partitions
+            }
+        }
+        guard !dropped.isEmpty else { return }
+        partial.drop(dropped.map(\.storageKey))
+        metrics.evictions.increment(by: Int64(dropped.count))
+        logger.debug(
+            "dropped partitions from memory to stay under the group's memory limit", metadata: ["partitions": "\(dropped.count)"])
+    }
+
+    /// What the records an update puts take, as the group's limit counts them.
+    private static func bytesPut(by update: StoreUpdate) -> Int {
+        switch update {
+        case .unchanged: 0
+        case .reload(let records, _): records.reduce(0) { $0 + CacheBound.cost(payloadBytes: $1.payload.count) }
+        case .changes(let changes, _):
+            changes.reduce(0) {
+                if case .put(let record) = $1 { $0 + CacheBound.cost(payloadBytes: record.payload.count) } else { $0 }
+            }
+        }
+    }
+
+    /// Thrown from a write's transaction that put an entry into a partition the store does not
+    /// keep: the write is rolled back, the partitions loaded, and the write run again on them.
+    private struct PartitionsNotKept: Error {
+        let keys: [String]
+    }
+
+    /// The partitions `transaction` put entries into, by ``CachePartition/storageKey``.
+    private static func partitionKeys(putBy transaction: IndexTransaction) -> Set<String> {
+        var keys: Set<String> = []
+        for case .put(let record) in transaction.changes {
+            guard let kind = RecordCodec.credentialKind(record.id.kind),
+                let stored = transaction.index[EntryID(kind: kind, key: record.id.name)],
+                let partition = CachePartition(of: stored.entry)
+            else { continue }
+            keys.insert(partition.storageKey)
+        }
+        return keys
+    }
+
+    /// How many times a write loads partitions it found it needs before giving up.
+    private static let partitionLoadAttempts = 3
 
     /// Installs `next` unless a newer snapshot is already there; returns the one installed.
     @discardableResult
@@ -196,6 +307,33 @@ public final class CacheGroup: Sendable {
     func write<Result>(_ body: (inout IndexTransaction) throws -> Result) throws -> Result {
         var result: Result?
         try writerLock.withLock { _ in
+            var attempt = 1
+            while true {
+                do {
+                    let touched = try write(body, into: &result)
+                    dropLeastRecentlyUsed(sparing: touched)
+                    return
+                } catch let needed as PartitionsNotKept where attempt < Self.partitionLoadAttempts {
+                    try keepHoldingWriterLock(needed.keys)
+                    attempt += 1
+                } catch let needed as PartitionsNotKept {
+                    throw TokenCacheError(
+                        .invalidArgument,
+                        "a write needs \(needed.keys.count) partitions in memory at once and the group's memory limit does not "
+                            + "hold them; raise CacheConfiguration.memoryLimit")
+                }
+            }
+        }
+        return result!
+    }
+
+    /// One attempt of ``write(_:)``, holding `writerLock`: returns the partitions the write put
+    /// entries into (by ``CachePartition/storageKey``) when the store keeps part of the group.
+    private func write<Result>(_ body: (inout IndexTransaction) throws -> Result, into result: inout Result?) throws
+        -> Set<String>
+    {
+        var touched: Set<String> = []
+        do {
             let start = current.withLock { $0 }
             var caughtUp: Snapshot?
             var written: Index?
@@ -210,7 +348,19 @@ public final class CacheGroup: Sendable {
                         for id in index.expiredAccessTokens(now: clock()) { transaction.delete(id) }
                     }
                     result = try body(&transaction)
-                    if let bound {
+                    if let partial {
+                        touched = Self.partitionKeys(putBy: transaction)
+                        let missing = touched.filter { !partial.keeps($0) }
+                        guard missing.isEmpty else { throw PartitionsNotKept(keys: Array(missing)) }
+                        bound?.noteGrowth(
+                            transaction.changes.reduce(0) {
+                                if case .put(let record) = $1 {
+                                    $0 + CacheBound.cost(payloadBytes: record.payload.count)
+                                } else {
+                                    $0
+                                }
+                            })
+                    } else if let bound {
                         let settled = bound.settle(
                             &transaction, before: index, generation: storeTransaction.update.cursor.generation, now: clock())
                         if settled.evicted > 0 {
@@ -230,7 +380,7 @@ public final class CacheGroup: Sendable {
                 throw error
             }
         }
-        return result!
+        return touched
     }
 
     // MARK: - Group-wide operations

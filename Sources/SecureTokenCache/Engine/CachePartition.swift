@@ -36,6 +36,12 @@ public struct CachePartition: Sendable, Hashable, CustomStringConvertible {
         CachePartition(holder: .onBehalfOf, key: assertion.hash)
     }
 
+    /// The on-behalf-of partition filed under an assertion key (``UserAssertion/key(of:)``: an
+    /// assertion's hash or a long-running session's key, as the index files it).
+    static func onBehalfOf(key: HashedString) -> CachePartition {
+        CachePartition(holder: .onBehalfOf, key: key.value)
+    }
+
     /// The partition of a user's tokens, id tokens and accounts.
     public static func user(_ homeAccountId: HomeAccountId) -> CachePartition {
         CachePartition(holder: .user, key: homeAccountId.rawValue)
@@ -87,4 +93,8 @@ public struct CachePartition: Sendable, Hashable, CustomStringConvertible {
     /// The holder and the key, such as `app 0f3c…_72f9…_AppTokenCache`. An assertion hash does
     /// not reveal the assertion.
     public var description: String { "\(holder.rawValue) \(key)" }
+
+    /// How a store that keeps partitions apart names this one: the holder and the key,
+    /// lower-cased, as partitions are compared (a home account id in any case is one user).
+    var storageKey: String { "\(holder.rawValue) \(key.lowercased())" }
 }

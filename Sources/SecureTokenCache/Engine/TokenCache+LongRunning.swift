@@ -72,9 +72,10 @@ extension TokenCache {
     /// The refresh token of the long-running session `sessionKey` in `authority`'s cloud, if the
     /// group has one.
     func longRunningRefreshToken(sessionKey: String, authority: Authority) throws -> RefreshToken? {
-        let stored = try group.index().onBehalfOfRefreshTokens(
-            session: try Self.sessionIndexKey(sessionKey), environment: authority.environment, client: client
-        ).first
+        let session = try Self.sessionIndexKey(sessionKey)
+        let stored = try group.answer(in: .onBehalfOf(key: session)) { snapshot in
+            snapshot.index.onBehalfOfRefreshTokens(session: session, environment: authority.environment, client: client).first
+        }
         guard case .refreshToken(let token)? = stored?.entry else { return nil }
         return token
     }

@@ -99,16 +99,17 @@ public final class TokenCache: Sendable {
             noteUse(of: remembered)
             return CachedAccessToken(token: remembered, shouldRefresh: remembered.shouldRefresh(at: now))
         }
-        let snapshot = try group.snapshot()
-        let found = lookUp(snapshot.index, scopes: scopes, account: account, authority: authority, tokenType: tokenType, now: now)
-        if let found {
-            noteUse(of: found.token)
-            let hit = LastHit(
-                generation: snapshot.cursor.generation, scopes: scopes, homeAccount: account.homeAccountId.normalised,
-                environment: account.environment.group, realm: account.realm, authority: authority?.url,
-                tokenType: tokenType, token: found.token)
-            lastHit.withLock { $0 = hit }
+        let answer = try group.answer(in: .user(account.homeAccountId)) { snapshot in
+            lookUp(snapshot.index, scopes: scopes, account: account, authority: authority, tokenType: tokenType, now: now)
+                .map { (found: $0, generation: snapshot.cursor.generation) }
         }
+        guard let (found, generation) = answer else { return nil }
+        noteUse(of: found.token)
+        let hit = LastHit(
+            generation: generation, scopes: scopes, homeAccount: account.homeAccountId.normalised,
+            environment: account.environment.group, realm: account.realm, authority: authority?.url,
+            tokenType: tokenType, token: found.token)
+        lastHit.withLock { $0 = hit }
         return found
     }
 
@@ -195,10 +196,14 @@ public final class TokenCache: Sendable {
     /// its own, then its family's (`family_id: ""` in its app metadata means no family).
     public func refreshTokens(for account: Account, authority: Authority? = nil) throws -> [RefreshToken] {
         let environment = authority?.environment ?? account.environment
-        return try group.index().refreshTokenCandidates(
-            account: account.homeAccountId.normalised, environment: environment, client: client
-        )
-        .compactMap { if case .refreshToken(let token) = $0.entry.entry { token } else { nil } }
+        let tokens = try group.answer(in: .user(account.homeAccountId)) { snapshot -> [RefreshToken]? in
+            let found = snapshot.index.refreshTokenCandidates(
+                account: account.homeAccountId.normalised, environment: environment, client: client
+            )
+            .compactMap { if case .refreshToken(let token) = $0.entry.entry { token } else { nil } }
+            return found.isEmpty ? nil : found
+        }
+        return tokens ?? []
     }
 
     // MARK: - Writes

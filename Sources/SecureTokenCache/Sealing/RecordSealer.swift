@@ -262,7 +262,18 @@ final class RecordSealer: Sendable {
     func keyedName(of id: RecordID) -> [UInt8] {
         var message: [UInt8] = [id.kind.rawValue]
         message += id.name.utf8
-        var digest = [UInt8](repeating: 0, count: 32)
+        return keyedDigest(of: message, count: 32)
+    }
+
+    /// The keyed name of a partition (``CachePartition/storageKey``), under the same subkey as
+    /// ``keyedName(of:)``: a first byte no record kind has keeps the two apart. Short: a
+    /// database keeps one per row, and announcements name several.
+    func keyedPartition(_ key: String) -> [UInt8] {
+        keyedDigest(of: [0xFF] + Array(key.utf8), count: 16)
+    }
+
+    private func keyedDigest(of message: [UInt8], count: Int) -> [UInt8] {
+        var digest = [UInt8](repeating: 0, count: count)
         let status = nameKey.withUnsafeBytes { key in
             message.withUnsafeBufferPointer { message in
                 crypto_generichash(

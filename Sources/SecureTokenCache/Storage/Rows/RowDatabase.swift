@@ -28,21 +28,30 @@ package protocol RowDatabase: AnyObject, Sendable {
     /// head either way (the existing one when another process created it first).
     func createGroup(_ group: [UInt8], header: [UInt8], epoch: UInt64) throws -> RowGroupHead
 
-    /// The group's head and, read in the same snapshot, its rows written after `version` in
-    /// version order (deletions included), or every live row when the group's epoch is not
-    /// `epoch`, `version` is 0, or `version` is behind the group's horizon (the deletions it
-    /// would need were swept).
-    func rows(of group: [UInt8], epoch: UInt64, after version: UInt64) throws -> (RowGroupHead, [SealedRow])
+    /// The group's head and, read in the same snapshot, the rows `selection` names: its rows
+    /// written after `version` in version order (deletions included) and the live rows of the
+    /// partitions it loads; or, when the group's epoch is not `epoch`, `version` is 0, or
+    /// `version` is behind the group's horizon (the deletions it would need were swept), every
+    /// live row of the partitions it keeps.
+    func rows(of group: [UInt8], epoch: UInt64, after version: UInt64, selection: RowSelection) throws
+        -> (RowGroupHead, [SealedRow])
 
     /// One transaction on group `group`: locks its head, hands `body` the head and the rows
-    /// ``rows(of:epoch:after:)`` would return, writes the rows `body` returns (each at version
-    /// `head.generation + 1`), sweeps the deletion rows it names, moves the generation one step
-    /// and announces it. When `body` returns no rows, nothing is written. Returns the head after
-    /// the transaction.
+    /// ``rows(of:epoch:after:selection:)`` would return, writes the rows `body` returns (each at
+    /// version `head.generation + 1`, with their partitions' last write), sweeps the deletion rows
+    /// and forgets the partitions it names, moves the generation one step and announces it with
+    /// the partitions it touched. When `body` returns no rows and forgets no partition, nothing
+    /// is written. Returns the head after the transaction.
     func commit(
-        _ group: [UInt8], epoch: UInt64, after version: UInt64,
+        _ group: [UInt8], epoch: UInt64, after version: UInt64, selection: RowSelection,
         _ body: (RowGroupHead, [SealedRow]) throws -> RowCommit
     ) throws -> RowGroupHead
+
+    /// What a sweep may delete, read in one snapshot: the group's live rows that expired before
+    /// `now` and the live rows of the partitions last written before `idleBefore` (`nil`: none),
+    /// at most `limit` rows in all, and those partitions; with the generation they were read at.
+    func sweepCandidates(of group: [UInt8], expiredBefore now: Int64, idleBefore: Int64?, limit: Int) throws
+        -> RowSweepCandidates
 
     /// Takes the database-wide lock `id`, which every process of the database sees, waiting at
     /// most `timeout` for another holder; returns what gives it back (call it once). The lock
@@ -85,11 +94,53 @@ package struct RowCommit: Sendable {
     /// When not `nil`, the deletion rows of this version and older are deleted and the group's
     /// horizon moves there, in the same transaction.
     package var sweepingDeletionsThrough: UInt64?
+    /// Idle partitions a sweep emptied: their last-write records go.
+    package var forgetting: [[UInt8]]
 
     /// A commit of these parts.
-    package init(rows: [SealedRow], sweepingDeletionsThrough: UInt64? = nil) {
+    package init(rows: [SealedRow], sweepingDeletionsThrough: UInt64? = nil, forgetting: [[UInt8]] = []) {
         self.rows = rows
         self.sweepingDeletionsThrough = sweepingDeletionsThrough
+        self.forgetting = forgetting
+    }
+}
+
+/// Which rows a read hands back besides the changes after a version (``RowDatabase/rows(of:epoch:after:selection:)``).
+package struct RowSelection: Sendable {
+    /// The partitions the reader keeps in memory (besides the rows of no partition), by keyed
+    /// name; `nil` when it keeps the whole group.
+    package var kept: [[UInt8]]?
+    /// Partitions the reader starts keeping: their live rows are handed back whatever their
+    /// version.
+    package var loading: [[UInt8]]
+
+    /// The whole group.
+    package static let wholeGroup = RowSelection(kept: nil, loading: [])
+
+    /// A selection of these parts.
+    package init(kept: [[UInt8]]?, loading: [[UInt8]] = []) {
+        self.kept = kept
+        self.loading = loading
+    }
+}
+
+/// What ``RowDatabase/sweepCandidates(of:expiredBefore:idleBefore:limit:)`` found.
+package struct RowSweepCandidates: Sendable {
+    /// The group's epoch when the candidates were read.
+    package var epoch: UInt64
+    /// The group's generation when the candidates were read.
+    package var generation: UInt64
+    /// Live rows whose expiry passed, and live rows of idle partitions.
+    package var rows: [SealedRow]
+    /// The idle partitions whose rows are among ``rows`` (all of them).
+    package var idlePartitions: [[UInt8]]
+
+    /// Candidates of these parts.
+    package init(epoch: UInt64, generation: UInt64, rows: [SealedRow], idlePartitions: [[UInt8]]) {
+        self.epoch = epoch
+        self.generation = generation
+        self.rows = rows
+        self.idlePartitions = idlePartitions
     }
 }
 
@@ -103,20 +154,31 @@ package struct SealedRow: Sendable, Equatable {
     package var isDeletion: Bool
     /// The record sealed as a batch of one whose sequence number is ``version``.
     package var sealed: [UInt8]
+    /// The keyed name of the record's partition (``RecordSealer/keyedPartition(_:)``); `nil` for a
+    /// record of no partition, which every reader keeps. A deletion row keeps its record's.
+    package var partition: [UInt8]?
+    /// When the record expires (an access token), in Unix seconds; `nil` for never.
+    package var expiresAt: Int64?
 
     /// A row with these parts.
-    package init(name: [UInt8], version: UInt64, isDeletion: Bool, sealed: [UInt8]) {
+    package init(
+        name: [UInt8], version: UInt64, isDeletion: Bool, sealed: [UInt8], partition: [UInt8]? = nil, expiresAt: Int64? = nil
+    ) {
         self.name = name
         self.version = version
         self.isDeletion = isDeletion
         self.sealed = sealed
+        self.partition = partition
+        self.expiresAt = expiresAt
     }
 }
 
 /// What a database tells its listeners.
 package enum RowAnnouncement: Sendable {
-    /// Group `group` committed; its generation is now `generation`.
-    case committed(group: [UInt8], generation: UInt64)
+    /// Group `group` committed; its generation is now `generation`. The commit touched the rows of
+    /// `partitions` only, by keyed name; `nil` when it touched rows of no partition (which every
+    /// reader keeps) or more partitions than an announcement names.
+    case committed(group: [UInt8], generation: UInt64, partitions: [[UInt8]]?)
     /// Announcements may have been missed (the listening connection was lost and is back): every
     /// group must ask the database for its generation again.
     case resynchronise

@@ -8,6 +8,8 @@ import Synchronization
 final class RowGroupWatch: Sendable {
     private let generation = Atomic<UInt64>(0)
     private let listeners = ChangeListeners()
+    /// The residencies of the process's stores that keep part of the group.
+    private let residencies = Mutex<[WeakResidency]>([])
     /// Asks the database for the group's generation after announcements were missed.
     private let refresh: @Sendable () throws -> UInt64
 
@@ -18,6 +20,24 @@ final class RowGroupWatch: Sendable {
 
     /// One element after each move of the generation.
     func changes() -> AsyncStream<Void> { listeners.stream() }
+
+    /// Tells `residency` of every commit from now on.
+    func register(_ residency: RowResidency) {
+        residencies.withLock { all in
+            all.removeAll { $0.residency == nil }
+            all.append(WeakResidency(residency: residency))
+        }
+    }
+
+    private struct WeakResidency {
+        weak var residency: RowResidency?
+    }
+
+    /// A commit at `value` touched `partitions` (`nil`: perhaps any).
+    private func heard(_ value: UInt64, partitions: [[UInt8]]?) {
+        advance(to: value)
+        for entry in residencies.withLock({ $0 }) { entry.residency?.hear(generation: value, partitions: partitions) }
+    }
 
     /// Moves the generation to `value` unless it is there already (it never goes back), and
     /// wakes the listeners when it moved.
@@ -68,9 +88,9 @@ final class RowGroupWatch: Sendable {
 
     private static func hear(_ announcement: RowAnnouncement, from database: ObjectIdentifier) {
         switch announcement {
-        case .committed(let group, let generation):
+        case .committed(let group, let generation, let partitions):
             let watch = all.withLock { $0.watches[Key(database: database, group: group)] }
-            watch?.advance(to: generation)
+            watch?.heard(generation, partitions: partitions)
         case .resynchronise:
             let watches = all.withLock { all in all.watches.filter { $0.key.database == database }.map(\.value) }
             // Not on the caller's thread: it is the database's own, which the reads below wait for.
@@ -78,7 +98,7 @@ final class RowGroupWatch: Sendable {
                 for watch in watches {
                     // A failed read leaves the generation as it was; the next announcement or
                     // commit moves it, and lookups meanwhile answer from what the process has.
-                    if let generation = try? watch.refresh() { watch.advance(to: generation) }
+                    if let generation = try? watch.refresh() { watch.heard(generation, partitions: nil) }
                 }
             }
         }

@@ -1,3 +1,6 @@
+import Dispatch
+import Logging
+
 /// A group kept in a database as one sealed row per record (``RowDatabase``): the store seam
 /// over a database that many processes on many machines share.
 ///
@@ -5,15 +8,24 @@
 /// associated data binds the group and the row's version, and whose plaintext names the record;
 /// the row is keyed by the record's keyed name (``RecordSealer/keyedName(of:)``). So the database
 /// holds no name, scope, account or token in clear, and a row copied to another group, another
-/// name or another version fails to open (``TokenCacheError/Code/storeCorrupted``).
+/// name or another version fails to open (``TokenCacheError/Code/storeCorrupted``). Beside the
+/// sealed record a row carries its partition's keyed name (``RecordSealer/keyedPartition(_:)``)
+/// and, for an access token, its expiry: what lets an instance load one caller's rows, and a
+/// sweep find what expired, without opening anything.
 ///
 /// The generation is the group's commit count in the database, as this process knows it
 /// (``RowGroupWatch``): one atomic load, moved by this process's commits at once and by the
 /// others' when their announcement arrives. A deleted record leaves a deletion row, so a reader
-/// that is behind replays only what changed; every ``sweepInterval`` commits, expired access
-/// tokens are deleted and deletion rows older than ``historyKept`` commits are swept (a reader
-/// further behind reloads).
-final class RowStore: CacheStore {
+/// that is behind replays only what changed; every ``sweepInterval`` commits, a sweep in the
+/// background deletes the access tokens that expired and the partitions nobody wrote for
+/// ``RowStoreOptions/idlePartitionAge``, and the deletion rows older than ``historyKept``
+/// commits go (a reader further behind reloads).
+///
+/// With ``RowStoreOptions/keepsPart``, the store keeps only the partitions its process asked for
+/// (``PartialStore``): a fleet's database holds every caller of every instance, and each
+/// instance keeps in memory those it serves. Its generation then moves only for the commits
+/// that touched them (``RowResidency``), as the announcements name each commit's partitions.
+final class RowStore: CacheStore, PartialStore {
     let storeDescription: StoreDescription
     /// None: processes meet in the database, not in a folder.
     var groupDirectory: GroupDirectory? { nil }
@@ -22,6 +34,10 @@ final class RowStore: CacheStore {
     private let group: [UInt8]
     private let sealer: RecordSealer
     private let watch: RowGroupWatch
+    private let options: RowStoreOptions
+    /// The partitions kept, when the store keeps only part of the group.
+    private let residency: RowResidency?
+    private let logger: Logger
 
     /// Opens group `name` in `database`, creating it with a key from `keyProvider` unless it
     /// exists (or `creating` is false: then a missing group is ``TokenCacheError/Code/notFound``).
@@ -30,7 +46,7 @@ final class RowStore: CacheStore {
     ///   database's errors, or ``TokenCacheError/Code/storeCorrupted`` for a damaged head.
     init(
         name: String, database: any RowDatabase, keyProvider: any KeyProvider, protectionReason reason: String,
-        creating: Bool = true
+        creating: Bool = true, options: RowStoreOptions = RowStoreOptions(), logger: Logger = .discarding
     ) throws {
         let group = Self.groupID(name)
         var head = try database.head(of: group)
@@ -69,8 +85,18 @@ final class RowStore: CacheStore {
         self.database = database
         self.group = group
         self.sealer = sealer!
+        self.options = options
+        self.logger = logger
         watch = RowGroupWatch.watch(group, in: database)
         watch.advance(to: head!.generation)
+        if options.keepsPart {
+            let residency = RowResidency()
+            residency.advance(to: head!.generation)
+            watch.register(residency)
+            self.residency = residency
+        } else {
+            residency = nil
+        }
         storeDescription = StoreDescription(
             kind: .postgres, location: database.location, protection: header.keySource.protectionLevel, reason: reason)
     }
@@ -80,12 +106,19 @@ final class RowStore: CacheStore {
         Array("STCGROUP\(name)".utf8).withUnsafeBytes { Sodium.checksum($0) }
     }
 
-    func currentGeneration() -> UInt64 { watch.current }
+    func currentGeneration() -> UInt64 { residency?.generation ?? watch.current }
 
     func changes() throws -> AsyncStream<Void> { watch.changes() }
 
+    /// What a read hands back: the whole group, or the rows of no partition and those kept.
+    private func selection(loading: [[UInt8]] = []) -> RowSelection {
+        guard let residency else { return .wholeGroup }
+        return RowSelection(kept: residency.all, loading: loading)
+    }
+
     func load() throws -> ([Record], StoreCursor) {
-        let (head, rows) = try database.rows(of: group, epoch: 0, after: 0)
+        let before = currentGeneration()
+        let (head, rows) = try database.rows(of: group, epoch: 0, after: 0, selection: selection())
         watch.advance(to: head.generation)
         var records: [Record] = []
         records.reserveCapacity(rows.count)
@@ -93,44 +126,139 @@ final class RowStore: CacheStore {
             guard case .put(let record) = try open(row) else { throw Self.damaged("a live row holds a deletion") }
             records.append(record)
         }
-        return (records, Self.cursor(head))
+        return (records, cursor(head, seen: before))
     }
 
     func update(since cursor: StoreCursor) throws -> StoreUpdate {
-        let (head, rows) = try database.rows(of: group, epoch: cursor.epoch, after: cursor.generation)
+        let before = currentGeneration()
+        let (head, rows) = try database.rows(
+            of: group, epoch: cursor.epoch, after: cursor.position, selection: selection())
         watch.advance(to: head.generation)
-        return try update(head, rows, since: cursor)
+        return try update(head, rows, since: cursor, seen: before)
     }
 
-    /// Every this many commits one sweeps: the engine adds deletions of expired access tokens,
-    /// and the deletion rows more than ``historyKept`` commits old go.
+    /// Every this many commits a sweep runs in the background.
     static let sweepInterval: UInt64 = 256
     /// How many commits of deletions are kept for readers to replay; one further behind reloads.
     static let historyKept: UInt64 = 1024
 
     func transact(since cursor: StoreCursor, _ body: (StoreTransaction) throws -> [RecordChange]) throws -> StoreCursor {
-        let head = try database.commit(group, epoch: cursor.epoch, after: cursor.generation) { head, rows in
-            let update = try update(head, rows, since: cursor)
+        let before = currentGeneration()
+        let head = try database.commit(group, epoch: cursor.epoch, after: cursor.position, selection: selection()) {
+            head, rows in
+            let update = try update(head, rows, since: cursor, seen: before)
             let version = head.generation + 1
-            let sweeping = version % Self.sweepInterval == 0
-            let changes = try body(StoreTransaction(update: update, compacting: sweeping))
-            // The last change to a record is the one its row keeps.
-            var rows: [[UInt8]: SealedRow] = [:]
-            for change in changes {
-                var sealed: [UInt8] = []
-                try sealer.sealBatch(CollectionOfOne(change), firstSequence: version, appendingTo: &sealed)
-                let name = sealer.keyedName(of: change.id)
-                if case .delete = change {
-                    rows[name] = SealedRow(name: name, version: version, isDeletion: true, sealed: sealed)
-                } else {
-                    rows[name] = SealedRow(name: name, version: version, isDeletion: false, sealed: sealed)
-                }
-            }
+            let changes = try body(StoreTransaction(update: update, compacting: false))
+            let rows = try seal(changes, at: version)
             let horizon = version > Self.historyKept ? version - Self.historyKept : nil
-            return RowCommit(rows: Array(rows.values), sweepingDeletionsThrough: sweeping ? horizon : nil)
+            return RowCommit(rows: rows, sweepingDeletionsThrough: version % Self.sweepInterval == 0 ? horizon : nil)
         }
         watch.advance(to: head.generation)
-        return Self.cursor(head)
+        residency?.advance(to: head.generation)
+        if head.generation % Self.sweepInterval == 0, head.generation != cursor.generation {
+            DispatchQueue.global(qos: .utility).async { [self] in
+                do {
+                    _ = try sweep(now: options.clock())
+                } catch {
+                    logger.warning("a sweep of the group's expired rows failed", metadata: ["error": "\(error)"])
+                }
+            }
+        }
+        return self.cursor(head, seen: head.generation)
+    }
+
+    /// `changes`, sealed into rows of version `version`: the last change to a record is the one
+    /// its row keeps.
+    private func seal(_ changes: [RecordChange], at version: UInt64) throws -> [SealedRow] {
+        var rows: [[UInt8]: SealedRow] = [:]
+        for change in changes {
+            var sealed: [UInt8] = []
+            try sealer.sealBatch(CollectionOfOne(change), firstSequence: version, appendingTo: &sealed)
+            let name = sealer.keyedName(of: change.id)
+            switch change {
+            case .delete:
+                rows[name] = SealedRow(name: name, version: version, isDeletion: true, sealed: sealed)
+            case .put(let record):
+                let traits = options.classify(record)
+                rows[name] = SealedRow(
+                    name: name, version: version, isDeletion: false, sealed: sealed,
+                    partition: traits.partition.map(sealer.keyedPartition), expiresAt: traits.expiresAt)
+            }
+        }
+        return Array(rows.values)
+    }
+
+    // MARK: Keeping part of the group
+
+    var keepsPart: Bool { residency != nil }
+
+    func keeps(_ partition: String) -> Bool {
+        guard let residency else { return true }
+        return residency.keeps(sealer.keyedPartition(partition))
+    }
+
+    func keep(_ partitions: [String], since cursor: StoreCursor) throws -> StoreUpdate {
+        guard let residency else { return try update(since: cursor) }
+        let loading = partitions.map(sealer.keyedPartition)
+        let before = currentGeneration()
+        let (head, rows) = try database.rows(
+            of: group, epoch: cursor.epoch, after: cursor.position, selection: selection(loading: loading))
+        watch.advance(to: head.generation)
+        residency.insert(loading)
+        // A commit to these partitions announced before they were kept was not counted: catch up
+        // again if the process heard of any commit this read may not hold.
+        residency.advance(to: watch.current > head.generation ? watch.current : 0)
+        return try update(head, rows, since: cursor, seen: before)
+    }
+
+    func drop(_ partitions: [String]) {
+        residency?.remove(partitions.map(sealer.keyedPartition))
+    }
+
+    // MARK: Sweeping
+
+    /// What one sweep did.
+    struct Swept: Equatable {
+        /// Records deleted because they expired.
+        var expired = 0
+        /// Records deleted because their partition was idle.
+        var idle = 0
+        /// Partitions forgotten.
+        var partitions = 0
+    }
+
+    /// The most rows one sweep deletes: a sweep is one commit, and another follows.
+    static let sweepBatch = 500
+
+    /// Deletes, in one commit, the access tokens whose expiry is before `now` and the records of
+    /// the partitions nobody wrote for ``RowStoreOptions/idlePartitionAge`` (at most
+    /// ``sweepBatch`` rows), leaving deletion rows so that every reader drops them too.
+    @discardableResult
+    func sweep(now: Int64) throws -> Swept {
+        let idleBefore = options.idlePartitionAge.map { now - Int64($0.components.seconds) }
+        let found = try database.sweepCandidates(
+            of: group, expiredBefore: now, idleBefore: idleBefore, limit: Self.sweepBatch)
+        guard !found.rows.isEmpty || !found.idlePartitions.isEmpty else { return Swept() }
+        let idle = Set(found.idlePartitions)
+        var swept = Swept()
+        let head = try database.commit(group, epoch: found.epoch, after: found.generation, selection: .wholeGroup) {
+            head, changed in
+            // A row written again since the candidates were read is not swept.
+            let rewritten = Set(changed.map(\.name))
+            var deletions: [RecordChange] = []
+            swept = Swept(partitions: found.idlePartitions.count)
+            for row in found.rows where !rewritten.contains(row.name) {
+                deletions.append(.delete(try open(row).id))
+                if let partition = row.partition, idle.contains(partition) { swept.idle += 1 } else { swept.expired += 1 }
+            }
+            return RowCommit(rows: try seal(deletions, at: head.generation + 1), forgetting: found.idlePartitions)
+        }
+        watch.advance(to: head.generation)
+        if swept.expired + swept.idle > 0 {
+            logger.debug(
+                "swept the group's rows", metadata: ["expired": "\(swept.expired)", "idle": "\(swept.idle)"])
+        }
+        return swept
     }
 
     // MARK: Locks across machines
@@ -141,22 +269,33 @@ final class RowStore: CacheStore {
 
     // MARK: Rows to records
 
-    private static func cursor(_ head: RowGroupHead) -> StoreCursor {
-        StoreCursor(generation: head.generation, epoch: head.epoch, position: head.generation)
+    /// The cursor after reading `head`: its generation is the store's, which for a store keeping
+    /// part of the group is what this process knew before the read (`seen`), all of which the
+    /// read holds; its position is the version the rows were read up to.
+    private func cursor(_ head: RowGroupHead, seen: UInt64) -> StoreCursor {
+        StoreCursor(generation: residency == nil ? head.generation : seen, epoch: head.epoch, position: head.generation)
     }
 
-    private func update(_ head: RowGroupHead, _ rows: [SealedRow], since cursor: StoreCursor) throws -> StoreUpdate {
-        let now = Self.cursor(head)
-        if head.epoch != cursor.epoch || cursor.generation == 0 || cursor.generation < head.horizon {
+    /// Whether a row is one the store keeps.
+    private func kept(_ row: SealedRow) -> Bool {
+        guard let residency, let partition = row.partition else { return true }
+        return residency.keeps(partition)
+    }
+
+    private func update(_ head: RowGroupHead, _ rows: [SealedRow], since cursor: StoreCursor, seen: UInt64) throws
+        -> StoreUpdate
+    {
+        let now = self.cursor(head, seen: seen)
+        if head.epoch != cursor.epoch || cursor.position == 0 || cursor.position < head.horizon {
             var records: [Record] = []
             for row in rows where !row.isDeletion {
                 guard case .put(let record) = try open(row) else { throw Self.damaged("a live row holds a deletion") }
                 records.append(record)
             }
-            return head.generation == cursor.generation && records.isEmpty ? .unchanged(now) : .reload(records, now)
+            return head.generation == cursor.position && records.isEmpty ? .unchanged(now) : .reload(records, now)
         }
-        guard head.generation > cursor.generation else { return .unchanged(now) }
-        return .changes(try rows.map(open), now)
+        let changes = try rows.lazy.filter(kept).map(open)
+        return changes.isEmpty ? .unchanged(now) : .changes(changes, now)
     }
 
     /// The change a row holds, checked against the row: its version is the batch's sequence
@@ -177,6 +316,19 @@ final class RowStore: CacheStore {
             .storeCorrupted,
             "the group's rows in the database are damaged (\(what)); restore the database from a backup or clear the group")
     }
+}
+
+/// How a ``RowStore`` keeps its group.
+struct RowStoreOptions: Sendable {
+    /// Whether the store keeps only the partitions its process asks for (``PartialStore``).
+    var keepsPart = false
+    /// A partition no instance wrote for this long is swept; `nil` for never.
+    var idlePartitionAge: Duration? = nil
+    /// What the database may know of a record: its partition's ``CachePartition/storageKey`` and
+    /// its expiry. Without it, every record belongs to no partition and never expires.
+    var classify: @Sendable (Record) -> (partition: String?, expiresAt: Int64?) = { _ in (nil, nil) }
+    /// Seconds since the Unix epoch, for expiry.
+    var clock: @Sendable () -> Int64 = CacheGroup.systemClock
 }
 
 extension RowStore: GroupLocks {

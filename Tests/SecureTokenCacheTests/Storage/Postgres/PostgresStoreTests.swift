@@ -335,24 +335,36 @@
             #expect(count > 0 && count <= Int(RowStore.historyKept + RowStore.sweepInterval), "\(count) deletion rows")
         }
 
-        /// An access token that expired is deleted by the next sweep, through the engine.
-        @Test func aSweepDeletesExpiredAccessTokens() throws {
+        /// Every 256th commit starts a sweep in the background, which deletes the access tokens whose
+        /// expiry passed (the database knows each row's expiry) and nothing else.
+        @Test func everyFewHundredCommitsASweepDeletesExpiredAccessTokens() async throws {
             let name = Support.uniqueGroup("expired")
-            let now = Atomic<Int64>(1_700_000_000)
+            let now = Int64(Date().timeIntervalSince1970)
             let store = try RowStore(
-                name: name, database: Support.socketDatabase(), keyProvider: helperPassphrase, protectionReason: "test")
-            let group = try CacheGroup(name: name, store: store, clock: { now.load(ordering: .relaxed) })
+                name: name, database: Support.socketDatabase(), keyProvider: helperPassphrase, protectionReason: "test",
+                options: RowStoreOptions(classify: CacheGroup.rowTraits, clock: { now + 3600 }))
+            let group = try CacheGroup(name: name, store: store, clock: { now })
             let cache = try TokenCache(clientId: Fixtures.clientA, group: group)
             try cache.store(Fixtures.response(accessToken: "at-expiring", expiresIn: 600), for: Fixtures.request())
-            now.store(1_700_000_000 + 3600, ordering: .relaxed)
-            for index in 0..<Int(RowStore.sweepInterval) {
+            for index in 0..<Int(RowStore.sweepInterval) - 2 {
                 try cache.store(
-                    Fixtures.response(accessToken: "at-\(index)", scope: "Scope.\(index)"),
+                    Fixtures.response(accessToken: "at-\(index)", scope: "Scope.\(index)", expiresIn: 86400),
                     for: Fixtures.request(scopes: ["Scope.\(index)"]))
             }
-            let payloads = try store.load().0.map { String(decoding: $0.payload, as: UTF8.self) }
-            #expect(payloads.contains { $0.contains("at-0") })
-            #expect(!payloads.contains { $0.contains("at-expiring") }, "the expired access token outlived a sweep")
+            let payloads = { try store.load().0.map { String(decoding: $0.payload, as: UTF8.self) } }
+            #expect(try payloads().contains { $0.contains("at-expiring") }, "swept before the 256th commit")
+            try cache.store(
+                Fixtures.response(accessToken: "at-last", scope: "Scope.last", expiresIn: 86400),
+                for: Fixtures.request(scopes: ["Scope.last"]))
+            #expect(group.generation == RowStore.sweepInterval)
+            let deadline = ContinuousClock.now + .seconds(5)
+            while try payloads().contains(where: { $0.contains("at-expiring") }), ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            let left = try payloads()
+            #expect(!left.contains { $0.contains("at-expiring") }, "the expired access token outlived the sweep")
+            #expect(left.contains { $0.contains("at-0") } && left.contains { $0.contains("at-last") })
+            #expect(left.contains { $0.contains("rt-secret") }, "a refresh token is no expired access token")
         }
 
         /// Tables of schema version 1 are upgraded in place when an instance of this version opens

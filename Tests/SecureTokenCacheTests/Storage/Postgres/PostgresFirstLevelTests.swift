@@ -1,0 +1,202 @@
+#if canImport(SecureTokenCachePostgres)
+    import Foundation
+    import Synchronization
+    import TestSupport
+    import Testing
+
+    @testable import SecureTokenCache
+    @testable import SecureTokenCachePostgres
+
+    /// A fleet's group with a memory limit: each instance keeps in memory the partitions its lookups
+    /// ask for (the first level), loaded on a miss, coherent with the other instances' commits to
+    /// them, and dropped from memory past the limit; and the sweeps that delete expired access
+    /// tokens and idle partitions from the database.
+    @Suite(
+        .serialized,
+        .tags(.postgres),
+        .timeLimit(.minutes(3)),
+        .enabled(if: PostgresTestSupport.required, "needs the server of scripts/postgres (STC_POSTGRES_REQUIRED=1)")
+    )
+    struct PostgresFirstLevelTests {
+        typealias Support = PostgresTestSupport
+
+        static func configuration(memoryLimit: Int? = 4 << 20) -> CacheConfiguration {
+            var configuration = CacheConfiguration(keySource: .passphrase("fleet passphrase"))
+            configuration.memoryLimit = memoryLimit
+            return configuration
+        }
+
+        static func uid(_ user: Int) -> String { String(format: "00000000-0000-0000-3333-%012d", user) }
+
+        /// Stores a token for user `user` as a web app does (no sign-in state: that is a desktop
+        /// app's, and every instance keeps it).
+        static func store(_ cache: TokenCache, user: Int, token: String? = nil) throws {
+            try cache.store(
+                Fixtures.response(uid: uid(user), username: "user\(user)@contoso.com", accessToken: token ?? "at-\(user)"),
+                for: Fixtures.request(), signIn: false)
+        }
+
+        /// User `user`'s account, as a server that knows its callers' home account ids makes it.
+        static func account(_ user: Int) -> Account {
+            Account(fields: [
+                "home_account_id": .string("\(uid(user)).\(Fixtures.tenant)"),
+                "environment": .string("login.microsoftonline.com"),
+                "realm": .string(Fixtures.tenant), "local_account_id": .string(uid(user)),
+                "username": .string("user\(user)@contoso.com"), "authority_type": .string("MSSTS"),
+            ])
+        }
+
+        /// An instance opened with a limit holds nothing of the group's users until a lookup asks
+        /// for one; that lookup finds the token another instance stored, in one load.
+        @Test func aLookupThatMissesLoadsItsPartitionAndOnlyThat() throws {
+            let name = Support.uniqueGroup("first-level")
+            let writer = try TokenCache(
+                clientId: Fixtures.clientA,
+                group: CacheGroup.open(
+                    name, database: Support.socketDatabase(), configuration: Self.configuration(memoryLimit: nil)))
+            for user in 0..<20 { try Self.store(writer, user: user) }
+            let group = try CacheGroup.open(name, database: Support.tcpDatabase(), configuration: Self.configuration())
+            let reader = try TokenCache(clientId: Fixtures.clientA, group: group)
+            #expect(try group.index().accountsByHome.count == 0, "nothing of any user before a lookup asks")
+            #expect(try reader.accessToken(for: ["User.Read"], account: Self.account(7))?.token.secret == "at-7")
+            let held = try group.index()
+            #expect(held.accountsByHome.count == 1)
+            #expect(
+                held.entries.values.allSatisfy {
+                    CachePartition(of: $0.entry).map { $0 == .user(Self.account(7).homeAccountId) } ?? true
+                })
+            // A user nobody stored is a miss, and costs no entry.
+            #expect(try reader.accessToken(for: ["User.Read"], account: Self.account(99)) == nil)
+            #expect(try group.index().count == held.count)
+        }
+
+        /// Once a partition is in memory, a commit of another instance to it reaches this instance
+        /// (a sign-out is never served after its announcement), and commits to partitions this
+        /// instance does not hold leave its generation where it is: its lookups stay local.
+        @Test func aKeptPartitionFollowsOtherInstancesAndOthersDoNotMoveIt() async throws {
+            let name = Support.uniqueGroup("first-level-coherent")
+            let writerGroup = try CacheGroup.open(
+                name, database: Support.socketDatabase(), configuration: Self.configuration(memoryLimit: nil))
+            let writer = try TokenCache(clientId: Fixtures.clientA, group: writerGroup)
+            try Self.store(writer, user: 1)
+            let group = try CacheGroup.open(name, database: Support.tcpDatabase(), configuration: Self.configuration())
+            let reader = try TokenCache(clientId: Fixtures.clientA, group: group)
+            #expect(try reader.accessToken(for: ["User.Read"], account: Self.account(1))?.token.secret == "at-1")
+            let kept = group.generation
+            // Commits to other users: announced, but not to this instance's partitions.
+            for user in 2..<30 { try Self.store(writer, user: user) }
+            try await Self.waitUntil { writerGroup.generation >= kept + 28 }
+            try await Task.sleep(for: .milliseconds(200))
+            #expect(group.generation == kept, "commits to partitions this instance does not hold moved its generation")
+            // A refresh of user 1 elsewhere is seen here.
+            try Self.store(writer, user: 1, token: "at-1-renewed")
+            try await Self.waitUntil {
+                try reader.accessToken(for: ["User.Read"], account: Self.account(1))?.token.secret == "at-1-renewed"
+            }
+            // And a sign-out elsewhere.
+            try writer.signOut(Self.account(1))
+            try await Self.waitUntil { try reader.accessToken(for: ["User.Read"], account: Self.account(1)) == nil }
+        }
+
+        /// A write to a partition the instance does not hold loads it first, so the write sees what
+        /// the partition holds (the user's account stays one entry, the old token is replaced).
+        @Test func aWriteToAPartitionNotInMemoryLoadsItFirst() throws {
+            let name = Support.uniqueGroup("first-level-write")
+            let other = try TokenCache(
+                clientId: Fixtures.clientA,
+                group: CacheGroup.open(
+                    name, database: Support.socketDatabase(), configuration: Self.configuration(memoryLimit: nil)))
+            try Self.store(other, user: 5)
+            let group = try CacheGroup.open(name, database: Support.tcpDatabase(), configuration: Self.configuration())
+            let cache = try TokenCache(clientId: Fixtures.clientA, group: group)
+            try Self.store(cache, user: 5, token: "at-5-second")
+            let held = try group.index()
+            let tokens = held.entries.values.filter { $0.id.kind == .accessToken }
+            #expect(tokens.count == 1, "the write replaced the token it did not hold in memory")
+            #expect(try cache.accessToken(for: ["User.Read"], account: Self.account(5))?.token.secret == "at-5-second")
+            let whole = try CacheGroup.open(
+                name, database: Support.socketDatabase(), configuration: Self.configuration(memoryLimit: nil))
+            #expect(try whole.index().entries.values.filter { $0.id.kind == .accessToken }.count == 1)
+        }
+
+        /// With 400 users in the database and a limit that holds about 50, the instance stays under
+        /// its limit while lookups walk through every user, and each lookup still finds its token.
+        @Test func theFirstLevelStaysUnderItsLimitAndDropsTheLeastRecentlyUsed() throws {
+            let name = Support.uniqueGroup("first-level-bound")
+            let writer = try TokenCache(
+                clientId: Fixtures.clientA,
+                group: CacheGroup.open(
+                    name, database: Support.socketDatabase(), configuration: Self.configuration(memoryLimit: nil)))
+            for user in 0..<400 { try Self.store(writer, user: user) }
+            let perUser =
+                try CacheGroup.open(name, database: Support.socketDatabase(), configuration: Self.configuration(memoryLimit: nil))
+                .index().entries.values.reduce(0) { $0 + CacheBound.cost($1) } / 400
+            let limit = perUser * 50
+            let group = try CacheGroup.open(
+                name, database: Support.tcpDatabase(), configuration: Self.configuration(memoryLimit: limit))
+            let reader = try TokenCache(clientId: Fixtures.clientA, group: group)
+            for round in 0..<2 {
+                for user in 0..<400 {
+                    let found = try reader.accessToken(for: ["User.Read"], account: Self.account(user))
+                    #expect(found?.token.secret == "at-\(user)", "round \(round), user \(user)")
+                    let held = try group.index().entries.values.reduce(0) { $0 + CacheBound.cost($1) }
+                    #expect(held <= limit, "round \(round), user \(user): \(held) bytes held, limit \(limit)")
+                }
+            }
+            // The most recently used are the ones kept.
+            let kept = Set(try group.index().accountsByHome.keys.map(\.value))
+            #expect(kept.contains(Self.account(399).homeAccountId.normalised))
+            #expect(!kept.contains(Self.account(0).homeAccountId.normalised))
+        }
+
+        // MARK: Sweeps
+
+        /// A sweep deletes the access tokens whose expiry passed (and no other entry of their
+        /// partition), then the partitions nobody wrote for longer than the idle age; every
+        /// instance drops what it deleted.
+        @Test func aSweepDeletesExpiredTokensThenIdlePartitions() async throws {
+            let name = Support.uniqueGroup("sweep")
+            let now = Int64(Date().timeIntervalSince1970)
+            let database = try Support.socketDatabase()
+            let store = try RowStore(
+                name: name, database: database,
+                keyProvider: CacheConfiguration.KeySource.passphrase("fleet passphrase").makeProvider(
+                    group: name, configuration: Self.configuration()),
+                protectionReason: "test",
+                options: RowStoreOptions(idlePartitionAge: .seconds(86400), classify: CacheGroup.rowTraits, clock: { now }))
+            let group = try CacheGroup(name: name, store: store, clock: { now })
+            let cache = try TokenCache(clientId: Fixtures.clientA, group: group)
+            try cache.store(
+                Fixtures.response(uid: Self.uid(1), accessToken: "at-short", expiresIn: 60), for: Fixtures.request(),
+                signIn: false)
+            for user in 2...3 { try Self.store(cache, user: user) }
+            // Nothing expired yet, nothing idle.
+            #expect(try store.sweep(now: now) == RowStore.Swept())
+            // An hour later the first user's token has expired: it goes, with its deletion row.
+            let swept = try store.sweep(now: now + 3600 - 300)
+            #expect(swept == RowStore.Swept(expired: 1, idle: 0, partitions: 0))
+            try await Self.waitUntil { try cache.accessToken(for: ["User.Read"], account: Self.account(1)) == nil }
+            #expect(try cache.refreshTokens(for: Self.account(1)).count == 1, "the refresh token is not an expired token")
+            // User 2's partition was last written long ago: the whole partition goes.
+            try Support.psql("UPDATE stc_parts SET written_at = 0 WHERE group_id = \(Support.groupLiteral(name))")
+            try Self.store(cache, user: 3, token: "at-3-again")
+            let idle = try store.sweep(now: now)
+            #expect(idle.idle >= 4 && idle.partitions == 2, "\(idle)")  // users 1 and 2
+            try await Self.waitUntil { try cache.accounts().map(\.username).sorted() == ["user3@contoso.com"] }
+            let left = try Support.psql(
+                "SELECT count(*) FROM stc_parts WHERE group_id = \(Support.groupLiteral(name))"
+            ).trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(left == "1")
+        }
+
+        /// Waits until `condition` holds, for up to 5 seconds.
+        static func waitUntil(_ condition: () throws -> Bool) async throws {
+            let deadline = ContinuousClock.now + .seconds(5)
+            while ContinuousClock.now < deadline {
+                if try condition() { return }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            Issue.record("the condition never held")
+        }
+    }
+#endif
