@@ -141,8 +141,8 @@ if withPostgres {
             swiftSettings: strictSettings
         ))
     // The tests, the helper their multi-process checks spawn (`stc-testhelper --store postgres`),
-    // and the documentation's samples.
-    for name in ["SecureTokenCacheTests", "stc-testhelper", "stc-examples"] {
+    // the documentation's samples, and cachetool (`--store postgres`).
+    for name in ["SecureTokenCacheTests", "stc-testhelper", "stc-examples", "cachetool"] {
         package.targets.first { $0.name == name }!.dependencies.append("SecureTokenCachePostgres")
     }
 }

@@ -35,4 +35,24 @@ extension CacheGroup {
         let database = try PostgresRowDatabase.shared(postgres, logger: configuration.logger)
         return try open(name, database: database, configuration: configuration, idlePartitionAge: postgres.idlePartitionAge)
     }
+
+    /// Opens group `name` in a PostgreSQL database only if it is there: for a tool that reads or
+    /// removes (`cachetool status`, `list`, `clear`, `export`), which must never create tables or
+    /// a group, and should say a mistyped name or an empty database is not there.
+    ///
+    /// - Throws: `TokenCacheError`: `.notFound` when the database has no token cache tables or no
+    ///   such group (nothing is created); `.unsupportedFormat` for tables of another version; and
+    ///   what ``open(_:postgres:configuration:)`` throws.
+    public static func openExisting(
+        _ name: String, postgres: PostgresStoreConfiguration, configuration: CacheConfiguration
+    ) throws -> CacheGroup {
+        let database = try PostgresRowDatabase.shared(postgres, creatingTables: false, logger: configuration.logger)
+        var existing = configuration
+        existing.opensExistingOnly = true
+        do {
+            return try open(name, database: database, configuration: existing, idlePartitionAge: postgres.idlePartitionAge)
+        } catch let error as TokenCacheError where error.code == .notFound {
+            throw TokenCacheError(.notFound, "there is no group \(name) in \(postgres); nothing was created")
+        }
+    }
 }

@@ -23,7 +23,7 @@ final class PostgresRowDatabase: RowDatabase {
     private let logger: Logger
     private let metrics: PostgresMetrics
 
-    private init(_ configuration: PostgresStoreConfiguration, logger: Logger) throws {
+    private init(_ configuration: PostgresStoreConfiguration, creatingTables: Bool, logger: Logger) throws {
         self.configuration = configuration
         location = configuration.description
         self.logger = logger
@@ -45,7 +45,7 @@ final class PostgresRowDatabase: RowDatabase {
                     configuration: connectionConfiguration, id: 0, logger: logger)
                 do {
                     try await connection.withTransaction(logger: logger) { connection in
-                        try await PostgresSchema.prepare(connection, logger: logger)
+                        try await PostgresSchema.prepare(connection, creating: creatingTables, logger: logger)
                     }
                     try? await connection.close()
                 } catch {
@@ -60,17 +60,29 @@ final class PostgresRowDatabase: RowDatabase {
     }
 
     /// The process's database for `configuration`, connected and with its tables checked on
-    /// first use.
-    static func shared(_ configuration: PostgresStoreConfiguration, logger: Logger) throws -> PostgresRowDatabase {
+    /// first use; created or upgraded too unless `creatingTables` is false (then a database
+    /// without them is ``TokenCacheError/Code/notFound``).
+    static func shared(_ configuration: PostgresStoreConfiguration, creatingTables: Bool = true, logger: Logger) throws
+        -> PostgresRowDatabase
+    {
         try opened.withLock { opened in
-            if let database = opened[configuration] { return database }
-            let database = try PostgresRowDatabase(configuration, logger: logger)
-            opened[configuration] = database
+            if let database = opened[configuration] ?? (creatingTables ? nil : openedReadOnly.withLock({ $0[configuration] })) {
+                return database
+            }
+            let database = try PostgresRowDatabase(configuration, creatingTables: creatingTables, logger: logger)
+            if creatingTables {
+                opened[configuration] = database
+            } else {
+                openedReadOnly.withLock { $0[configuration] = database }
+            }
             return database
         }
     }
 
     private static let opened = Mutex<[PostgresStoreConfiguration: PostgresRowDatabase]>([:])
+    /// Databases opened without creating their tables: a later open that may create them checks
+    /// again.
+    private static let openedReadOnly = Mutex<[PostgresStoreConfiguration: PostgresRowDatabase]>([:])
 
     // MARK: RowDatabase
 

@@ -86,8 +86,9 @@ enum PostgresSchema {
     ]
 
     /// Creates the tables when the database has none, upgrades those of an older version, and
-    /// refuses those of a newer one.
-    static func prepare(_ connection: PostgresConnection, logger: Logger) async throws {
+    /// refuses those of a newer one. Without `creating` (a command that only reads or removes), it
+    /// changes nothing: no tables is ``TokenCacheError/Code/notFound``, older ones are refused.
+    static func prepare(_ connection: PostgresConnection, creating: Bool = true, logger: Logger) async throws {
         try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
         let existing = try await connection.query("SELECT to_regclass('stc_schema') IS NOT NULL", logger: logger)
         var exists = false
@@ -110,6 +111,12 @@ enum PostgresSchema {
                         + "(this one knows version \(version)); upgrade the library")
             }
             if found == version { return }
+            guard creating else {
+                throw TokenCacheError(
+                    .unsupportedFormat,
+                    "the database's token cache tables are version \(found), older than this library's \(version); "
+                        + "open the group once from an instance of this version, which upgrades them")
+            }
             for step in (found + 1)...version {
                 for statement in upgrades[step] ?? [] {
                     try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
@@ -118,6 +125,9 @@ enum PostgresSchema {
             try await connection.query("UPDATE stc_schema SET version = \(version)", logger: logger)
             logger.notice("upgraded the token cache tables from schema version \(found) to \(version)")
             return
+        }
+        guard creating else {
+            throw TokenCacheError(.notFound, "the database has no token cache tables, so no group; nothing was created")
         }
         for statement in statements { try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger) }
         try await connection.query(

@@ -89,7 +89,7 @@ struct ClearCommand: ParsableCommand {
 
     func run() throws {
         let configuration = try global.configuration()
-        let group = try GlobalOptions.openExisting(global.group, configuration: configuration)
+        let group = try global.openExisting(configuration)
         let now = Console.now
         let planned = try group.entriesToClear(selection)
         if planned.isEmpty {

@@ -19,7 +19,7 @@ struct StoreOption: ExpressibleByArgument, Equatable {
     /// for one, so that opening it says so rather than calling the name unknown.
     static var kinds: [StoreKind] {
         var kinds = StoreKind.all
-        for kind in [StoreKind.msalFile, .msalKeyring] where !kinds.contains(kind) { kinds.append(kind) }
+        for kind in [StoreKind.msalFile, .msalKeyring, .postgres] where !kinds.contains(kind) { kinds.append(kind) }
         return kinds
     }
 
@@ -50,9 +50,9 @@ struct GlobalOptions: ParsableArguments {
     @Option(
         name: .customLong("store"),
         help: ArgumentHelp(
-            "Where the group lives: auto, keyring, file, memory, msal-file or msal-keyring, or a preset: azure-cli, azure-identity, azure-identity-file or azure-identity-dotnet.",
+            "Where the group lives: auto, keyring, file, memory, postgres, msal-file or msal-keyring, or a preset: azure-cli, azure-identity, azure-identity-file or azure-identity-dotnet.",
             discussion:
-                "auto uses the Secret Service when it is reachable and unlocked, else the file store. memory keeps nothing after cachetool exits. msal-file (--path) and msal-keyring (--schema, --attribute, ...) open a cache the other Microsoft tools share, as do the presets with each tool's own defaults; those caches are plaintext JSON or a keyring item, never sealed.",
+                "auto uses the Secret Service when it is reachable and unlocked, else the file store. memory keeps nothing after cachetool exits. postgres (--url, and the fleet's key: --key-file or --passphrase-env) opens a group a fleet of servers shares in PostgreSQL. msal-file (--path) and msal-keyring (--schema, --attribute, ...) open a cache the other Microsoft tools share, as do the presets with each tool's own defaults; those caches are plaintext JSON or a keyring item, never sealed.",
             valueName: "store"))
     var storeOption: StoreOption?
 
@@ -63,13 +63,22 @@ struct GlobalOptions: ParsableArguments {
 
     @Option(
         name: .customLong("passphrase-env"),
-        help: ArgumentHelp("Read the file store's passphrase from this environment variable.", valueName: "var"))
+        help: ArgumentHelp(
+            "Read the passphrase of a file-store or PostgreSQL group from this environment variable.", valueName: "var"))
     var passphraseEnvironment: String?
 
     @Option(
         name: .customLong("key-file"),
-        help: ArgumentHelp("Use this key file (32 bytes, 0600) for the file store.", valueName: "path"))
+        help: ArgumentHelp("Use this key file (32 bytes, 0600) for a file-store or PostgreSQL group.", valueName: "path"))
     var keyFile: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "The PostgreSQL database of --store postgres, as a URL: postgres://user@host:port/database?sslmode=require.",
+            discussion:
+                "Without a password in the URL, the PGPASSWORD environment variable's is used. The password is never printed.",
+            valueName: "url"))
+    var url: String?
 
     @OptionGroup(title: "Shared cache options") var shared: SharedCacheOptions
 
@@ -81,6 +90,16 @@ struct GlobalOptions: ParsableArguments {
     var group: String { groupName ?? (store.isShared ? store.name : CacheGroup.defaultName) }
 
     func validate() throws {
+        if url != nil, storeOption?.kind != .postgres {
+            throw ValidationError("--url names the database of --store postgres")
+        }
+        if storeOption?.kind == .postgres {
+            guard url != nil else { throw ValidationError("--store postgres needs the database: --url postgres://...") }
+            guard keySource != nil else {
+                throw ValidationError(
+                    "--store postgres needs the group's key, the same as the fleet's: --key-file or --passphrase-env")
+            }
+        }
         if passphraseEnvironment != nil, keyFile != nil {
             throw ValidationError("--passphrase-env and --key-file are alternatives; give one of them")
         }
@@ -123,14 +142,18 @@ struct GlobalOptions: ParsableArguments {
     /// Opens the group, creating it if it is new (for `import`). Throws `TokenCacheError` as
     /// ``CacheGroup/open(_:configuration:)`` does.
     func open() throws -> CacheGroup {
-        try CacheGroup.open(group, configuration: configuration())
+        if store.kind == .postgres { return try openInPostgres(configuration(), existing: false) }
+        return try CacheGroup.open(group, configuration: configuration())
     }
 
-    /// Opens a group that must already exist: commands that only read or remove never create
-    /// a group, a key file, a keyring item, a shared cache or its folder, and a mistyped `--group`
-    /// (or a tool that never signed in) is an error (exit 3), not an empty listing.
-    func openExisting() throws -> CacheGroup {
-        try Self.openExisting(group, configuration: configuration())
+    /// Opens a group that must already exist, with `configuration` (default: ``configuration()``):
+    /// commands that only read or remove never create a group, a key file, a keyring item, a
+    /// shared cache or its folder, or a database's tables, and a mistyped `--group` (or a tool
+    /// that never signed in) is an error (exit 3), not an empty listing.
+    func openExisting(_ configuration: CacheConfiguration? = nil) throws -> CacheGroup {
+        let configuration = try configuration ?? self.configuration()
+        if store.kind == .postgres { return try openInPostgres(configuration, existing: true) }
+        return try Self.openExisting(group, configuration: configuration)
     }
 
     /// ``CacheGroup/openExisting(_:configuration:)``, with a message that names a shared cache's

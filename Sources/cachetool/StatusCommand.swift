@@ -31,7 +31,7 @@ struct StatusCommand: ParsableCommand {
 
     func run() throws {
         let configuration = try global.configuration()
-        let group = try GlobalOptions.openExisting(global.group, configuration: configuration)
+        let group = try global.openExisting(configuration)
         let statistics = try group.statistics()
         let store = group.storeDescription
         let size = store.kind == .file || store.kind == .msalFile ? FileAccess.diskUsage(store.location) : nil

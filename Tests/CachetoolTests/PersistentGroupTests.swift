@@ -2,8 +2,9 @@ import Foundation
 import TestSupport
 import Testing
 
-/// Every command on a group that persists between invocations: in the file store always, and in
-/// the keyring store inside `scripts/with-keyring` (``StoreUnderTest/available``).
+/// Every command on a group that persists between invocations: in the file store always, in the
+/// keyring store inside `scripts/with-keyring`, and in PostgreSQL inside `scripts/postgres run`
+/// (``StoreUnderTest/available``).
 @Suite(.tags(.slow), .timeLimit(.minutes(5))) struct PersistentGroupTests {
     /// One fresh group in one store.
     struct Group {
@@ -67,7 +68,7 @@ import Testing
         #expect(SingleInvocationTests.rows(human.stdout).map { $0["ID"] ?? "" } == tokens.compactMap { $0["id"] as? String })
         let status = try group.status()
         #expect(status["store"] as? String == store.rawValue)
-        #expect(status["protection"] as? String == (store == .file ? "passphrase" : "keyring"))
+        #expect(status["protection"] as? String == store.protection)
         #expect(status["entries"] as? Int == (try group.listing()).count)
         #expect((status["generation"] as? Int ?? 0) >= 1)
         let humanStatus = try group.run(["status"])

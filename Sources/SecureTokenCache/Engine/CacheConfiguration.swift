@@ -78,7 +78,7 @@ public struct CacheConfiguration: Sendable {
     public var sharedCache: MSALSharedCache?
     /// Set by ``CacheGroup/openExisting(_:configuration:)``: the group is opened to be read or
     /// emptied, so opening it creates no folder or key file a store would make for a new group.
-    var opensExistingOnly = false
+    package var opensExistingOnly = false
     /// Where the library says what an operator needs to know (which store was chosen and why,
     /// damage found, processes that do not share the group's coordination files). Messages
     /// never hold a token, a secret, a fingerprint of one, or a user name. Default: discards

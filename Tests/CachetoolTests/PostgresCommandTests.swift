@@ -1,0 +1,109 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// What only `--store postgres` has (every other command runs against it in
+/// ``PersistentGroupTests``): commands that only read or remove create no table and no group, the
+/// password of the URL is never printed, and an account is cleared from the database.
+@Suite(
+    .tags(.postgres), .timeLimit(.minutes(3)),
+    .enabled(if: PostgresDatabase.available, "needs the server of scripts/postgres (STC_POSTGRES_REQUIRED=1)"))
+struct PostgresCommandTests {
+    static func options(url: String, group: String) -> [String] {
+        ["--store", "postgres", "--url", url, "--passphrase-env", FileStore.passphraseVariable, "--group", group]
+    }
+
+    /// In a database without the library's tables, and in one with them but without the group,
+    /// status, list, export and clear say so (exit 3) and leave the database as it was.
+    @Test func readingOrClearingCreatesNoTableAndNoGroup() throws {
+        let database = "stc_cachetool_\(UUID().uuidString.prefix(8).lowercased())"
+        try PostgresDatabase.psql("CREATE DATABASE \(database) OWNER stc", database: "postgres")
+        defer { _ = try? PostgresDatabase.psql("DROP DATABASE \(database) WITH (FORCE)", database: "postgres") }
+        let url = PostgresDatabase.url(try PostgresDatabase.url(), database: database)
+        let tables = {
+            try PostgresDatabase.psql("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'stc_%'", database: database)
+        }
+        let commands = [["status"], ["list", "tokens"], ["export", "-"], ["clear", "--all", "--yes"]]
+        for command in commands {
+            let run = try Cachetool.run(
+                command + Self.options(url: url, group: "com.example.none"), environment: FileStore.environment)
+            #expect(run.status == 3, "\(command): \(run)")
+            #expect(run.stderr.contains("no token cache tables"), "\(command): \(run.stderr)")
+            #expect(try tables().trimmingCharacters(in: .whitespacesAndNewlines) == "0", "\(command) created tables")
+        }
+        // Tables made by an import of another group: reading a missing group still creates nothing.
+        let made = try Cachetool.run(
+            ["import", TestFiles.vector("v1_single_account").path] + Self.options(url: url, group: "com.example.made"),
+            environment: FileStore.environment)
+        #expect(made.status == 0, "\(made)")
+        let groups = { try PostgresDatabase.psql("SELECT count(*) FROM stc_groups", database: database) }
+        for command in commands {
+            let run = try Cachetool.run(
+                command + Self.options(url: url, group: "com.example.missing"), environment: FileStore.environment)
+            #expect(run.status == 3 && run.stderr.contains("no group com.example.missing"), "\(command): \(run)")
+            #expect(try groups().trimmingCharacters(in: .whitespacesAndNewlines) == "1", "\(command) created a group")
+        }
+    }
+
+    /// The URL's password, or PGPASSWORD's, reaches the database and never the output: status
+    /// names the database by user, host, port and name.
+    @Test func thePasswordIsUsedAndNeverPrinted() throws {
+        let url = try PostgresDatabase.url()
+        let password = try #require(url.split(separator: "@").first?.split(separator: ":").last.map(String.init))
+        let group = "com.example.password-\(UUID().uuidString.prefix(8).lowercased())"
+        #expect(
+            try Cachetool.run(
+                ["import", TestFiles.vector("v2_two_accounts_two_tenants").path] + Self.options(url: url, group: group),
+                environment: FileStore.environment
+            ).status == 0)
+        let withoutPassword = url.replacingOccurrences(of: ":\(password)@", with: "@")
+        for (given, environment) in [
+            (url, FileStore.environment), (withoutPassword, FileStore.environment.merging(["PGPASSWORD": password]) { $1 }),
+        ] {
+            for command in [["status"], ["status", "--json"], ["list", "all"]] {
+                let run = try Cachetool.run(command + Self.options(url: given, group: group), environment: environment)
+                #expect(run.status == 0, "\(command): \(run)")
+                #expect(!run.stdout.contains(password) && !run.stderr.contains(password), "\(command) printed the password")
+            }
+        }
+        let status = try Cachetool.run(["status"] + Self.options(url: url, group: group), environment: FileStore.environment)
+        #expect(status.stdout.contains("postgres"), "\(status)")
+        // A wrong password is refused with what to do, and not printed either.
+        let wrong = try Cachetool.run(
+            ["status"] + Self.options(url: url.replacingOccurrences(of: ":\(password)@", with: ":not-it@"), group: group),
+            environment: FileStore.environment)
+        #expect(wrong.status != 0 && !wrong.stderr.contains("not-it"), "\(wrong)")
+    }
+
+    /// `clear --account` removes one user's entries from the database, for every instance.
+    @Test func clearingAnAccountRemovesItFromTheDatabase() throws {
+        let options = Self.options(
+            url: try PostgresDatabase.url(), group: "com.example.clear-\(UUID().uuidString.prefix(8).lowercased())")
+        #expect(
+            try Cachetool.run(
+                ["import", TestFiles.vector("v2_two_accounts_two_tenants").path] + options, environment: FileStore.environment
+            ).status == 0)
+        let accounts = try #require(
+            try Cachetool.run(["list", "accounts", "--json"] + options, environment: FileStore.environment).json()
+                as? [[String: Any]])
+        let usernames = accounts.compactMap { $0["username"] as? String }
+        #expect(Set(usernames).count == 2, "\(usernames)")
+        let username = try #require(usernames.first)
+        let cleared = try Cachetool.run(["clear", "--account", username, "--yes"] + options, environment: FileStore.environment)
+        #expect(cleared.status == 0, "\(cleared)")
+        let left = try #require(
+            try Cachetool.run(["list", "accounts", "--json"] + options, environment: FileStore.environment).json()
+                as? [[String: Any]])
+        #expect(left.compactMap { $0["username"] as? String } == usernames.filter { $0 != username })
+    }
+
+    /// Without --url, or without the fleet's key, --store postgres is a usage error (exit 2).
+    @Test func theDatabaseAndTheKeyAreRequired() throws {
+        let noURL = try Cachetool.run(["status", "--store", "postgres", "--passphrase-env", FileStore.passphraseVariable])
+        #expect(noURL.status == 2 && noURL.stderr.contains("--url"), "\(noURL)")
+        let noKey = try Cachetool.run(["status", "--store", "postgres", "--url", try PostgresDatabase.url()])
+        #expect(noKey.status == 2 && noKey.stderr.contains("--key-file or --passphrase-env"), "\(noKey)")
+        let urlElsewhere = try Cachetool.run(["status", "--store", "file", "--url", "postgres://x@y/z"])
+        #expect(urlElsewhere.status == 2, "\(urlElsewhere)")
+    }
+}
