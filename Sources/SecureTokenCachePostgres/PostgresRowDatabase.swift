@@ -22,6 +22,23 @@ final class PostgresRowDatabase: RowDatabase {
     private let thread: DatabaseThread
     private let logger: Logger
     private let metrics: PostgresMetrics
+    /// Set while the database is known not to answer: calls fail at once instead of each waiting
+    /// out the timeout, until `retryAt`, when one call tries again (the next wait doubling up to
+    /// ``OutageBackoff/longest``). A call that succeeds, or the listener connecting again, ends it.
+    private let outage = Mutex<Outage?>(nil)
+
+    private struct Outage {
+        var since: ContinuousClock.Instant
+        var retryAt: ContinuousClock.Instant
+        var wait: Duration
+    }
+
+    /// How long calls fail at once after the database did not answer: the first wait, doubled
+    /// after each attempt that fails again, up to the longest.
+    enum OutageBackoff {
+        static let first: Duration = .milliseconds(250)
+        static let longest: Duration = .seconds(5)
+    }
 
     private init(_ configuration: PostgresStoreConfiguration, creatingTables: Bool, logger: Logger) throws {
         self.configuration = configuration
@@ -184,6 +201,7 @@ final class PostgresRowDatabase: RowDatabase {
         _ group: [UInt8], epoch: UInt64, after version: UInt64, selection: RowSelection,
         _ body: (RowGroupHead, [SealedRow]) throws -> RowCommit
     ) throws -> RowGroupHead {
+        try failIfKnownUnavailable(while: "committing a write")
         // The body runs here, on the caller's thread, between the transaction's read and its
         // writes: the transaction waits for it (``CommitExchange``).
         let exchange = CommitExchange()
@@ -236,11 +254,13 @@ final class PostgresRowDatabase: RowDatabase {
         } catch let error as TokenCacheError {
             throw report(error, while: "committing a write")
         }
+        answered()
         if after.generation != head.generation { metrics.commits.increment() }
         return after
     }
 
     func lock(_ id: Int64, timeout: Duration) async throws -> @Sendable () async -> Void {
+        try failIfKnownUnavailable(while: "taking a lock")
         // A session lock on a connection of the pool, kept out of the pool until the release:
         // the task below holds both, and the caller's body runs in the caller's own context.
         let acquired = OneShot<Result<Void, TokenCacheError>>()
@@ -301,6 +321,7 @@ final class PostgresRowDatabase: RowDatabase {
                     do {
                         try await connection.listen(on: Self.channel) { notifications in
                             // Listening now: whatever was announced before may have been missed.
+                            self.answered()
                             handler(.resynchronise)
                             delay = .milliseconds(100)
                             for try await notification in notifications {
@@ -510,24 +531,82 @@ final class PostgresRowDatabase: RowDatabase {
     private func call<T: Sendable>(
         _ what: String, _ operation: @escaping @Sendable (PostgresClient, Logger) async throws -> T
     ) throws -> T {
+        try failIfKnownUnavailable(while: what)
         let client = client
         let logger = logger
         let started = ContinuousClock.now
         defer { metrics.roundTrips.recordNanoseconds((ContinuousClock.now - started).nanoseconds) }
         do {
-            return try thread.wait(timeout: configuration.timeout, what) { try await operation(client, logger) }
+            let result = try thread.wait(timeout: configuration.timeout, what) { try await operation(client, logger) }
+            answered()
+            return result
         } catch {
             throw report(Self.translate(error), while: what)
         }
     }
 
-    /// Counts and logs an outage (the database down, slow or unreachable); returns `error`.
+    /// Throws ``TokenCacheError/Code/databaseUnavailable`` at once while the database is known not
+    /// to answer and its next try is not due; lets the call through when it is (the try).
+    private func failIfKnownUnavailable(while what: String) throws {
+        let now = ContinuousClock.now
+        let since = outage.withLock { outage -> ContinuousClock.Instant? in
+            guard var current = outage else { return nil }
+            guard now < current.retryAt else {
+                // This call is the try; those meanwhile fail at once until it answers.
+                current.retryAt = now + configuration.timeout + current.wait
+                outage = current
+                return nil
+            }
+            return current.since
+        }
+        guard let since else { return }
+        throw TokenCacheError(
+            .databaseUnavailable,
+            "the database \(configuration.place) has not answered for \(Self.seconds(now - since)) (while \(what)); "
+                + "check that it is running and reachable: calls try it again every few seconds")
+    }
+
+    /// Holds this client in an outage for `duration` (`nil`: ends it), as when its instance is
+    /// cut off from a database the others still reach: for tests.
+    func simulateOutage(for duration: Duration?) {
+        let now = ContinuousClock.now
+        outage.withLock { outage in
+            outage = duration.map { Outage(since: now, retryAt: now + $0, wait: OutageBackoff.longest) }
+        }
+    }
+
+    /// Ends an outage: the database answered.
+    private func answered() {
+        guard
+            let ended = outage.withLock({ outage -> Outage? in
+                defer { outage = nil }; return outage
+            })
+        else { return }
+        logger.notice(
+            "the database \(configuration.place) answers again", metadata: ["after": "\(Self.seconds(.now - ended.since))"])
+    }
+
+    private static func seconds(_ duration: Duration) -> String {
+        let tenths = duration.components.seconds * 10 + duration.components.attoseconds / 100_000_000_000_000_000
+        return "\(tenths / 10).\(tenths % 10) s"
+    }
+
+    /// Counts and logs an outage (the database down, slow or unreachable) and starts or prolongs
+    /// the time calls fail at once; returns `error`.
     private func report(_ error: TokenCacheError, while what: String) -> TokenCacheError {
         if error.code == .databaseUnavailable {
             metrics.outages.increment()
-            logger.warning(
-                "the database \(configuration.place) is unavailable while \(what)",
-                metadata: ["error": "\(error.message)"])
+            let now = ContinuousClock.now
+            let started = outage.withLock { outage -> Bool in
+                let wait = outage.map { min($0.wait * 2, OutageBackoff.longest) } ?? OutageBackoff.first
+                defer { outage = Outage(since: outage?.since ?? now, retryAt: now + wait, wait: wait) }
+                return outage == nil
+            }
+            if started {
+                logger.warning(
+                    "the database \(configuration.place) is unavailable while \(what)",
+                    metadata: ["error": "\(error.message)"])
+            }
         }
         return error
     }

@@ -76,6 +76,25 @@ public struct CacheConfiguration: Sendable {
     /// The other tools' shared cache to open (for ``StoreKind/msalFile`` and
     /// ``StoreKind/msalKeyring``); `nil` for the library's own stores.
     public var sharedCache: MSALSharedCache?
+    /// What a group in a database that a fleet shares does while the database does not answer.
+    /// Default: ``DatabaseOutagePolicy/keepInMemory``.
+    public var whenDatabaseUnavailable: DatabaseOutagePolicy = .keepInMemory
+
+    /// What a group in a database does while the database does not answer (down, unreachable, or
+    /// slower than its timeout). Either way, lookups of what the instance holds are answered from
+    /// its memory, and no call waits longer than the database's timeout.
+    public enum DatabaseOutagePolicy: Sendable, Hashable {
+        /// Keeps serving: a write is applied to this instance's memory at once (its lookups
+        /// answer from it) and committed to the database when it answers again, in the order
+        /// made; a record another instance wrote in between keeps the other instance's write. A
+        /// lookup of what the instance does not hold is a miss, so the app asks the authority
+        /// instead of failing. ``CacheGroup/pendingWrites`` counts what waits (a process that
+        /// ends first loses it, as the other instances never saw it), and a warning is logged.
+        case keepInMemory
+        /// Fails: a write throws ``TokenCacheError/Code/databaseUnavailable`` and changes
+        /// nothing, and so does a lookup that needs the database.
+        case fail
+    }
     /// Set by ``CacheGroup/openExisting(_:configuration:)``: the group is opened to be read or
     /// emptied, so opening it creates no folder or key file a store would make for a new group.
     package var opensExistingOnly = false

@@ -1,4 +1,5 @@
 import CoreMetrics
+import Dispatch
 import Glibc
 import HashTreeCollections
 import Logging
@@ -62,6 +63,11 @@ public final class CacheGroup: Sendable {
     /// then ``bound`` is the limit of what it keeps, reached by dropping partitions from memory,
     /// never by deleting them.
     let partial: (any PartialStore)?
+    /// What the group does while its database does not answer (only a database store says so).
+    let outagePolicy: CacheConfiguration.DatabaseOutagePolicy
+    /// Writes made while the database did not answer, to commit when it answers again
+    /// (``CacheConfiguration/DatabaseOutagePolicy/keepInMemory``).
+    private let pending = Mutex(PendingWrites())
     /// Why the store was chosen, when the opener knows better than the store.
     private let reason: String?
     private let current: Mutex<Snapshot>
@@ -86,9 +92,11 @@ public final class CacheGroup: Sendable {
 
     init(
         name: String, store: any CacheStore, clock: @escaping @Sendable () -> Int64 = CacheGroup.systemClock,
-        reason: String? = nil, logger: Logger = .discarding, memoryLimit: Int? = nil
+        reason: String? = nil, logger: Logger = .discarding, memoryLimit: Int? = nil,
+        whenDatabaseUnavailable: CacheConfiguration.DatabaseOutagePolicy = .fail
     ) throws {
         self.name = name
+        outagePolicy = whenDatabaseUnavailable
         self.logger = logger
         bound = memoryLimit.map(CacheBound.init(limit:))
         metrics = CacheMetrics(group: name)
@@ -149,7 +157,17 @@ public final class CacheGroup: Sendable {
         // No reference to a stale snapshot may stay alive here: catching up updates the
         // installed one in place only when nothing else holds it.
         if let fresh = current.withLock({ $0.cursor.generation == generation ? $0 : nil }) { return fresh }
-        return try catchUp()
+        do {
+            return try catchUp()
+        } catch let error as TokenCacheError where keepsServing(through: error) {
+            // The database does not answer: what this instance holds is the answer until it does.
+            return current.withLock { $0 }
+        }
+    }
+
+    /// Whether `error` is the database not answering and the group keeps serving through that.
+    private func keepsServing(through error: TokenCacheError) -> Bool {
+        error.code == .databaseUnavailable && outagePolicy == .keepInMemory
     }
 
     /// The index, fresh.
@@ -205,7 +223,12 @@ public final class CacheGroup: Sendable {
     /// itself (``PartialStore``) without `partition`, loads the partition and asks again.
     func answer<T>(in partition: @autoclosure () -> CachePartition, _ answer: (Snapshot) throws -> T?) throws -> T? {
         if let found = try answer(snapshot()) { return found }
-        guard partial != nil, try keep(partition()) else { return nil }
+        guard partial != nil else { return nil }
+        do {
+            guard try keep(partition()) else { return nil }
+        } catch let error as TokenCacheError where keepsServing(through: error) {
+            return nil  // a miss: the app asks the authority instead
+        }
         return try answer(snapshot())
     }
 
@@ -307,14 +330,29 @@ public final class CacheGroup: Sendable {
     func write<Result>(_ body: (inout IndexTransaction) throws -> Result) throws -> Result {
         var result: Result?
         try writerLock.withLock { _ in
+            // Writes kept in memory go first, in the order made; while they cannot, this one
+            // joins them.
+            if pending.withLock({ !$0.changes.isEmpty }) {
+                do {
+                    try commitPendingHoldingWriterLock()
+                } catch let error as TokenCacheError where keepsServing(through: error) {
+                    return try writeInMemory(body, into: &result)
+                }
+            }
             var attempt = 1
             while true {
                 do {
                     let touched = try write(body, into: &result)
                     dropLeastRecentlyUsed(sparing: touched)
                     return
+                } catch let error as TokenCacheError where keepsServing(through: error) {
+                    return try writeInMemory(body, into: &result)
                 } catch let needed as PartitionsNotKept where attempt < Self.partitionLoadAttempts {
-                    try keepHoldingWriterLock(needed.keys)
+                    do {
+                        try keepHoldingWriterLock(needed.keys)
+                    } catch let error as TokenCacheError where keepsServing(through: error) {
+                        return try writeInMemory(body, into: &result)
+                    }
                     attempt += 1
                 } catch let needed as PartitionsNotKept {
                     throw TokenCacheError(
@@ -325,6 +363,118 @@ public final class CacheGroup: Sendable {
             }
         }
         return result!
+    }
+
+    // MARK: - Writes while the database does not answer
+
+    /// The writes kept in memory while the database did not answer.
+    private struct PendingWrites {
+        /// Their changes, in the order made.
+        var changes: [RecordChange] = []
+        /// The cursor the first of them was made on: a record another instance committed after it
+        /// keeps that instance's write.
+        var base: StoreCursor?
+        /// How many writes.
+        var writes = 0
+        /// Whether a retry is scheduled.
+        var retrying = false
+        /// The wait before the next retry.
+        var wait: Duration = PendingWrites.firstWait
+
+        static let firstWait: Duration = .milliseconds(500)
+        static let longestWait: Duration = .seconds(5)
+    }
+
+    /// How many writes this instance made while its database did not answer and has not committed
+    /// yet (``CacheConfiguration/DatabaseOutagePolicy/keepInMemory``): 0 when everything is in the
+    /// database. Its lookups already answer from them; the other instances do not see them yet.
+    public var pendingWrites: Int { pending.withLock { $0.writes } }
+
+    /// Applies `body` to what this instance holds only, and keeps its changes to commit when the
+    /// database answers again. Holds `writerLock`.
+    private func writeInMemory<Result>(_ body: (inout IndexTransaction) throws -> Result, into result: inout Result?) throws {
+        while true {
+            let start = current.withLock { $0 }
+            var transaction = IndexTransaction(start.index)
+            result = try body(&transaction)
+            let changes = transaction.recordChanges
+            guard !changes.isEmpty else { return }
+            let installed = current.withLock { installed -> Bool in
+                // A catch-up installed meanwhile: apply the write to what it installed.
+                guard installed === start else { return false }
+                installed = Snapshot(index: transaction.index, cursor: start.cursor)
+                return true
+            }
+            guard installed else { continue }
+            let first = pending.withLock { pending -> Bool in
+                pending.base = pending.base ?? start.cursor
+                pending.changes += changes
+                pending.writes += 1
+                return pending.writes == 1
+            }
+            if first {
+                logger.warning(
+                    "the database does not answer: writes are kept in this instance's memory and committed when it answers again",
+                    metadata: ["group": "\(name)"])
+            }
+            scheduleRetry()
+            return
+        }
+    }
+
+    /// Commits the writes kept in memory, skipping the records another instance committed since
+    /// the first of them. Holds `writerLock`.
+    private func commitPendingHoldingWriterLock() throws {
+        let (changes, base, writes) = pending.withLock { ($0.changes, $0.base, $0.writes) }
+        guard let base, !changes.isEmpty else { return }
+        if partial != nil {
+            // The partitions they touch are read in full, so that another instance's commits to
+            // them show up as changes since `base`.
+            var keys: Set<String> = []
+            for case .put(let record) in changes {
+                if case .insert(let stored)? = try? RecordCodec.decode(record),
+                    let partition = CachePartition(of: stored.entry)
+                {
+                    keys.insert(partition.storageKey)
+                }
+            }
+            try keepHoldingWriterLock(Array(keys))
+        }
+        _ = try store.transact(since: base) { transaction in
+            let committedElsewhere: Set<RecordID> =
+                switch transaction.update {
+                case .unchanged: []
+                case .changes(let others, _): Set(others.map(\.id))
+                case .reload(let records, _): Set(records.map(\.id))
+                }
+            return changes.filter { !committedElsewhere.contains($0.id) }
+        }
+        pending.withLock { $0 = PendingWrites() }
+        logger.notice(
+            "the database answers again: committed the writes kept in memory meanwhile",
+            metadata: ["group": "\(name)", "writes": "\(writes)"])
+    }
+
+    /// Tries to commit the writes kept in memory after a wait, and again, waiting longer each
+    /// time, until they are committed.
+    private func scheduleRetry() {
+        let wait = pending.withLock { pending -> Duration? in
+            guard !pending.retrying, !pending.changes.isEmpty else { return nil }
+            pending.retrying = true
+            defer { pending.wait = min(pending.wait * 2, PendingWrites.longestWait) }
+            return pending.wait
+        }
+        guard let wait else { return }
+        let nanoseconds = Int(wait.components.seconds * 1_000_000_000 + wait.components.attoseconds / 1_000_000_000)
+        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [weak self] in
+            guard let self else { return }
+            pending.withLock { $0.retrying = false }
+            do {
+                try writerLock.withLock { _ in try commitPendingHoldingWriterLock() }
+            } catch {
+                scheduleRetry()
+            }
+        }
     }
 
     /// One attempt of ``write(_:)``, holding `writerLock`: returns the partitions the write put

@@ -38,7 +38,8 @@ extension CacheGroup {
             protectionReason: reason, creating: !configuration.opensExistingOnly, options: options,
             logger: configuration.logger)
         let group = try CacheGroup(
-            name: name, store: store, reason: reason, logger: configuration.logger, memoryLimit: configuration.memoryLimit)
+            name: name, store: store, reason: reason, logger: configuration.logger, memoryLimit: configuration.memoryLimit,
+            whenDatabaseUnavailable: configuration.whenDatabaseUnavailable)
         configuration.logger.info(
             "opened group \(name) in the postgres store: \(reason)",
             metadata: ["protection": .string(store.storeDescription.protection.rawValue)])

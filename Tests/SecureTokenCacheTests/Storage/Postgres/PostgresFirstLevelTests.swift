@@ -189,9 +189,9 @@
             #expect(left == "1")
         }
 
-        /// Waits until `condition` holds, for up to 5 seconds.
-        static func waitUntil(_ condition: () throws -> Bool) async throws {
-            let deadline = ContinuousClock.now + .seconds(5)
+        /// Waits until `condition` holds, for up to `seconds`.
+        static func waitUntil(seconds: Int = 5, _ condition: () throws -> Bool) async throws {
+            let deadline = ContinuousClock.now + .seconds(seconds)
             while ContinuousClock.now < deadline {
                 if try condition() { return }
                 try await Task.sleep(for: .milliseconds(10))

@@ -1,0 +1,168 @@
+#if canImport(SecureTokenCachePostgres)
+    import Foundation
+    import Glibc
+    import Synchronization
+    import TestSupport
+    import Testing
+
+    @testable import SecureTokenCache
+    @testable import SecureTokenCachePostgres
+
+    /// When the database does not answer: lookups of what an instance holds are served, no call
+    /// waits past the timeout, and writes follow ``CacheConfiguration/DatabaseOutagePolicy``
+    /// (kept in memory and committed when the database answers again, or refused).
+    @Suite(
+        .serialized,
+        .tags(.postgres, .slow),
+        .timeLimit(.minutes(3)),
+        .enabled(if: PostgresTestSupport.required, "needs the server of scripts/postgres (STC_POSTGRES_REQUIRED=1)")
+    )
+    struct PostgresOutageTests {
+        typealias Support = PostgresTestSupport
+        typealias Level = PostgresFirstLevelTests
+
+        static func configuration(_ policy: CacheConfiguration.DatabaseOutagePolicy) -> CacheConfiguration {
+            var configuration = Level.configuration(memoryLimit: nil)
+            configuration.whenDatabaseUnavailable = policy
+            return configuration
+        }
+
+        /// A database client of its own (its own pool and listener: the server stops under it, and
+        /// no other suite's client may be left thinking the database is down), with a short timeout.
+        static func database(timeout: Duration = .seconds(2), socket: Bool = false) throws -> PostgresRowDatabase {
+            var configuration = try PostgresStoreConfiguration(url: socket ? Support.socketURL() : Support.tcpURL())
+            configuration.timeout = timeout
+            configuration.maximumConnections =
+                20
+                + clients.withLock { count in
+                    count += 1
+                    return count
+                }
+            return try PostgresRowDatabase.shared(configuration, logger: .discarding)
+        }
+
+        private static let clients = Mutex(0)
+
+        /// Stops the private server, runs `body`, and starts it again.
+        static func withServerStopped(_ body: () async throws -> Void) async throws {
+            try #require(try await server("stop") == 0)
+            do {
+                try await body()
+            } catch {
+                _ = try? await server("start")
+                throw error
+            }
+            try #require(try await server("start") == 0, "the server did not start again: see its server.log")
+        }
+
+        /// Runs `scripts/postgres COMMAND` on the private server; returns its exit status. Its output
+        /// goes nowhere (a server it starts would hold a pipe open for as long as it runs), and it
+        /// is spawned and reaped here, on a thread of its own: Foundation's `Process` does not reap
+        /// a child whose grandchild (the server) outlives it in this test process.
+        static func server(_ command: String) async throws -> Int32 {
+            let script = PackageRoot.url.appendingPathComponent("scripts/postgres").path
+            let line = "exec '\(script)' \(command) '\(try Support.folder())' >/dev/null 2>&1 </dev/null"
+            let arguments = ["/bin/sh", "-c", line]
+            var pid: pid_t = 0
+            let argv = arguments.map { strdup($0) } + [nil]
+            defer { for pointer in argv { free(pointer) } }
+            let spawned = posix_spawn(&pid, "/bin/sh", nil, nil, argv, environ)
+            try #require(spawned == 0, "posix_spawn failed: \(spawned)")
+            let child = pid
+            return await withCheckedContinuation { continuation in
+                Thread.detachNewThread {
+                    var status: Int32 = 0
+                    while waitpid(child, &status, 0) == -1 && errno == EINTR {}
+                    continuation.resume(returning: (status >> 8) & 0xff)
+                }
+            }
+        }
+
+        /// How long `body` took.
+        static func timed<T>(_ body: () throws -> T) rethrows -> (T, Duration) {
+            let start = ContinuousClock.now
+            let value = try body()
+            return (value, ContinuousClock.now - start)
+        }
+
+        /// The server stops: instance A keeps serving what it holds, its writes are kept in its
+        /// memory (its lookups see them, nothing waits past the timeout, later calls fail fast),
+        /// and once the server is back they are committed and instance B sees them.
+        @Test func writesMadeWhileTheServerIsDownAreKeptAndCommittedWhenItIsBack() async throws {
+            let name = Support.uniqueGroup("outage")
+            let a = try CacheGroup.open(name, database: Self.database(), configuration: Self.configuration(.keepInMemory))
+            let b = try CacheGroup.open(
+                name, database: Self.database(socket: true), configuration: Self.configuration(.keepInMemory))
+            let onA = try TokenCache(clientId: Fixtures.clientA, group: a)
+            let onB = try TokenCache(clientId: Fixtures.clientA, group: b)
+            try Level.store(onA, user: 1)
+            try await Level.waitUntil { try onB.accessToken(for: ["User.Read"], account: Level.account(1)) != nil }
+            try await Self.withServerStopped { () async throws in
+                let (served, lookup) = try Self.timed { try onA.accessToken(for: ["User.Read"], account: Level.account(1)) }
+                #expect(served?.token.secret == "at-1" && lookup < .milliseconds(100), "\(lookup)")
+                let (_, first) = try Self.timed { try Level.store(onA, user: 2) }
+                #expect(first < .seconds(3), "the first write waited \(first)")
+                let (_, second) = try Self.timed { try Level.store(onA, user: 3) }
+                #expect(second < .milliseconds(500), "a write during a known outage waited \(second)")
+                #expect(a.pendingWrites == 2)
+                #expect(try onA.accessToken(for: ["User.Read"], account: Level.account(2))?.token.secret == "at-2")
+                #expect(try onA.accessToken(for: ["User.Read"], account: Level.account(3))?.token.secret == "at-3")
+            }
+            try await Level.waitUntil(seconds: 20) { a.pendingWrites == 0 }
+            for user in 2...3 {
+                try await Level.waitUntil {
+                    try onB.accessToken(for: ["User.Read"], account: Level.account(user))?.token.secret == "at-\(user)"
+                }
+            }
+        }
+
+        /// With `.fail`, a write while the server is down throws `databaseUnavailable` within the
+        /// timeout and keeps nothing; lookups of what the instance holds are still served.
+        @Test func withTheFailPolicyAWriteIsRefusedAndNothingKept() async throws {
+            let name = Support.uniqueGroup("outage-fail")
+            let a = try CacheGroup.open(name, database: Self.database(), configuration: Self.configuration(.fail))
+            let onA = try TokenCache(clientId: Fixtures.clientA, group: a)
+            try Level.store(onA, user: 1)
+            try await Self.withServerStopped { () async throws in
+                let (error, waited) = Self.timed { () -> TokenCacheError? in
+                    do {
+                        try Level.store(onA, user: 2)
+                        return nil
+                    } catch { return error as? TokenCacheError }
+                }
+                #expect(error?.code == .databaseUnavailable, "\(String(describing: error))")
+                #expect(waited < .seconds(3), "\(waited)")
+                #expect(a.pendingWrites == 0)
+                #expect(try onA.accessToken(for: ["User.Read"], account: Level.account(2)) == nil)
+                #expect(try onA.accessToken(for: ["User.Read"], account: Level.account(1))?.token.secret == "at-1")
+            }
+        }
+
+        /// An instance cut off from the database keeps a refresh in memory while another instance
+        /// commits a newer one of the same token: when the first reaches the database again, the
+        /// other's write stays, and the first's other writes are committed.
+        @Test func aRecordAnotherInstanceCommittedMeanwhileKeepsItsWrite() async throws {
+            let name = Support.uniqueGroup("outage-conflict")
+            let cutOff = try Self.database()
+            let a = try CacheGroup.open(name, database: cutOff, configuration: Self.configuration(.keepInMemory))
+            let b = try CacheGroup.open(
+                name, database: Self.database(socket: true), configuration: Self.configuration(.keepInMemory))
+            let onA = try TokenCache(clientId: Fixtures.clientA, group: a)
+            let onB = try TokenCache(clientId: Fixtures.clientA, group: b)
+            try Level.store(onA, user: 1)
+            try await Level.waitUntil { try onB.accessToken(for: ["User.Read"], account: Level.account(1)) != nil }
+            cutOff.simulateOutage(for: .seconds(60))
+            try Level.store(onA, user: 1, token: "at-1-from-a")
+            try Level.store(onA, user: 4)
+            #expect(a.pendingWrites == 2)
+            try Level.store(onB, user: 1, token: "at-1-from-b")
+            cutOff.simulateOutage(for: nil)
+            try await Level.waitUntil(seconds: 20) { a.pendingWrites == 0 }
+            try await Level.waitUntil {
+                try onA.accessToken(for: ["User.Read"], account: Level.account(1))?.token.secret == "at-1-from-b"
+            }
+            #expect(try onB.accessToken(for: ["User.Read"], account: Level.account(1))?.token.secret == "at-1-from-b")
+            try await Level.waitUntil { try onB.accessToken(for: ["User.Read"], account: Level.account(4)) != nil }
+        }
+    }
+#endif
