@@ -496,7 +496,7 @@ final class FileStore: CacheStore {
         }
         do {
             try buffer.withUnsafeBytes { try SystemCall.pwrite(handle.fd, $0, at: writer.position, "appending to the group log") }
-            try SystemCall.fsync(handle.fd, "syncing the group log")
+            try SystemCall.fsync(handle.fd, "syncing the group log", sync: .appendedLog)
         } catch {
             // The write's own error is the one to report. If the cut fails too, the bytes lie past
             // the published length, where the next writer cuts them (``recoverTail(_:_:)``).
@@ -539,7 +539,7 @@ final class FileStore: CacheStore {
             throw error
         }
         // The rename is visible from here on: the new epoch must be published whatever happens.
-        try? SystemCall.fsyncDirectory(directory.path)
+        try? SystemCall.fsyncDirectory(directory.path, sync: .compactionRename)
         logger.info(
             "compacted the log of group \(directory.name)",
             metadata: ["liveRecords": "\(live.count)", "deadRecords": "\(writer.deadCount)", "epoch": "\(epoch)"])
