@@ -44,6 +44,12 @@ func docImportADAL(group: CacheGroup, adalCache: [UInt8]) throws {
     print("imported \(imported) entries")
 }
 
+/// ``FileGroupIntegrity/check(_:configuration:)``.
+func docFileGroupIntegrity(configuration: CacheConfiguration) throws {
+    let integrity = try FileGroupIntegrity.check("com.contoso.ci", configuration: configuration)
+    for finding in integrity.findings { print(finding) }
+}
+
 /// ``TokenCacheError``.
 func docTokenCacheError() {
     do {

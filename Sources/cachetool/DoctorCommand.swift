@@ -15,11 +15,15 @@ struct DoctorCheck {
     var advice: String = ""
     /// The exit status a failed check stands for.
     var status: ExitStatus = .ok
+    /// The machine-readable name of what was found: the library's error code, or the kinds of
+    /// the repairs a file group awaits.
+    var code: String? = nil
 
     var json: JSONValue {
         .object([
             "check": .string(name), "outcome": .string(outcome.rawValue), "detail": .string(detail),
             "advice": .optional(advice.isEmpty ? nil : advice), "exitStatus": .integer(status.rawValue),
+            "code": .optional(code),
         ])
     }
 }
@@ -37,7 +41,9 @@ struct DoctorCommand: ParsableCommand {
               directory          the file-store folder is yours, 0700 and writable
               coordination       where the processes sharing the group meet (lock, refresh
                                  locks, counter) for each store, and who holds the lock
-              file integrity     the group's file store opens with the given key
+              file integrity     the group's file store verifies under the given key (header,
+                                 state and every transaction of its log), and whether a crash
+                                 left a write for the next open to finish or cut off
 
             For another tool's shared cache (--store msal-file, msal-keyring or a preset) it \
             checks instead:
@@ -50,8 +56,9 @@ struct DoctorCommand: ParsableCommand {
                                  cannot be sealed; the advice says what you can do about it
 
             doctor never creates, unlocks or changes anything: it asks the Secret Service \
-            without a prompt, and opens the group's file store only when the group's folder \
-            already exists.
+            without a prompt, and reads the group's files without taking its lock, repairing \
+            or quarantining nothing (opening a damaged group would copy the damaged file to \
+            its quarantine/ folder).
 
             Exits with status 0 when no check failed, else with the exit status of the first \
             failed check (for example 6 for a locked keyring, 10 for an open directory).
@@ -156,7 +163,7 @@ struct DoctorCommand: ParsableCommand {
                     DoctorCheck(
                         name: "Secret Service", outcome: .warning, detail: error.message,
                         advice: "the keyring store needs a session bus; the file store works without one",
-                        status: .keyringUnavailable),
+                        status: .keyringUnavailable, code: error.code.name),
                     DoctorCheck(name: "keyring unlocked", outcome: .skipped, detail: "no session bus"),
                 ]
             case .secretServiceUnavailable:
@@ -165,7 +172,7 @@ struct DoctorCommand: ParsableCommand {
                         name: "Secret Service", outcome: .failed, detail: error.message,
                         advice:
                             "start a Secret Service (gnome-keyring-daemon, or KeePassXC with its Secret Service on), or use --store file",
-                        status: .keyringUnavailable),
+                        status: .keyringUnavailable, code: error.code.name),
                     DoctorCheck(name: "keyring unlocked", outcome: .skipped, detail: "no Secret Service"),
                 ]
             case .collectionLocked, .interactionNotAllowed:
@@ -174,13 +181,13 @@ struct DoctorCommand: ParsableCommand {
                     DoctorCheck(
                         name: "keyring unlocked", outcome: .failed, detail: error.message,
                         advice: "unlock the login keyring (log in graphically, or use Seahorse) and retry",
-                        status: .keyringUnavailable),
+                        status: .keyringUnavailable, code: error.code.name),
                 ]
             default:
                 return [
                     DoctorCheck(
                         name: "Secret Service", outcome: .failed, detail: error.message, advice: "retry, or use --store file",
-                        status: ExitStatus(error.code)),
+                        status: ExitStatus(error.code), code: error.code.name),
                     DoctorCheck(name: "keyring unlocked", outcome: .skipped, detail: "the Secret Service failed"),
                 ]
             }
@@ -263,32 +270,39 @@ struct DoctorCommand: ParsableCommand {
         }
     }
 
-    /// Whether the group's file store opens (its records verify under the key). Runs only when
-    /// the group's folder exists, so doctor never creates a group.
+    /// Whether the group's file store verifies under the key, read only
+    /// (``FileGroupIntegrity``): nothing is locked, repaired, quarantined or created, so a damaged
+    /// group is reported as it was found.
     func integrity(_ configuration: CacheConfiguration) -> DoctorCheck {
         let name = "file integrity"
         let folder = GlobalOptions.fileStoreRoot(global.dir) + "/" + global.group
         guard FileAccess.exists(folder) else {
             return DoctorCheck(name: name, outcome: .skipped, detail: "no file-store group at \(folder)")
         }
-        var configuration = configuration
-        configuration.store = .file
         do {
-            let group = try CacheGroup.open(global.group, configuration: configuration)
-            let statistics = try group.statistics()
+            let integrity = try FileGroupIntegrity.check(global.group, configuration: configuration)
+            let summary = "\(integrity.countByKind.values.reduce(0, +)) entries, generation \(integrity.generation)"
+            guard !integrity.findings.isEmpty else { return DoctorCheck(name: name, outcome: .ok, detail: summary) }
             return DoctorCheck(
-                name: name, outcome: .ok,
-                detail: "\(statistics.countByKind.values.reduce(0, +)) entries, generation \(statistics.generation)")
+                name: name, outcome: .warning,
+                detail: ([summary] + integrity.findings.map(\.message)).joined(separator: "; "),
+                advice:
+                    "a process was killed or the machine lost power while writing; the next open of the group finishes the repair (`cachetool status` opens it)",
+                code: integrity.findings.map(\.kind.name).joined(separator: ","))
         } catch let error as TokenCacheError {
             let advice: String
             switch error.code {
             case .wrongKey: advice = "pass the passphrase (--passphrase-env) or key file (--key-file) the group was created with"
-            case .storeCorrupted: advice = "the damaged file was moved to the group's quarantine/ folder; re-import from a backup"
+            case .storeCorrupted:
+                advice =
+                    "the group cannot be used; restore \(folder) from a backup, or move it aside and sign in again (opening it copies the damaged file to its quarantine/ folder)"
+            case .unsupportedFormat: advice = "open the group with the newer version of cachetool that wrote it"
             case .insecurePermissions: advice = "chmod 700 the folder and 600 its files"
             default: advice = "see the message"
             }
             return DoctorCheck(
-                name: name, outcome: .failed, detail: error.message, advice: advice, status: ExitStatus(error.code))
+                name: name, outcome: .failed, detail: error.message, advice: advice, status: ExitStatus(error.code),
+                code: error.code.name)
         } catch {
             return DoctorCheck(name: name, outcome: .failed, detail: "\(error)", status: .failure)
         }

@@ -1,4 +1,5 @@
 import Foundation
+import SecureTokenCache
 import Testing
 
 /// What only the file store has: passphrases, folders, sizes on disk. The store-independent
@@ -91,5 +92,109 @@ import Testing
         #expect(result.status == 3, "\(result)")
         #expect(result.stderrLines.count == 1)
         #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("com.example.never-written").path))
+    }
+}
+
+/// `doctor` on damaged file groups: it reports what it finds and leaves the folder as it was.
+extension FileStoreTests {
+    /// Every file and folder under `folder`, by relative path (a folder maps to `nil`): what a
+    /// read-only command must leave byte for byte.
+    static func snapshot(_ folder: URL) throws -> [String: Data?] {
+        var snapshot: [String: Data?] = [:]
+        for path in FileManager.default.subpaths(atPath: folder.path) ?? [] {
+            let url = folder.appendingPathComponent(path)
+            var isFolder: ObjCBool = false
+            _ = FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder)
+            snapshot[path] = isFolder.boolValue ? .some(nil) : try Data(contentsOf: url)
+        }
+        return snapshot
+    }
+
+    /// A file group in `root` with a key file, for the library to write into directly.
+    static func keyFileConfiguration(_ root: URL) -> CacheConfiguration {
+        CacheConfiguration(store: .file, directory: root.path, keySource: .keyFile(path: root.appendingPathComponent("key").path))
+    }
+
+    func doctor(_ root: URL, group: String, json: Bool = true) throws -> Cachetool.Run {
+        try Cachetool.run(
+            ["doctor", "--dir", root.path, "--group", group, "--key-file", root.appendingPathComponent("key").path]
+                + (json ? ["--json"] : []),
+            removing: ["DBUS_SESSION_BUS_ADDRESS"])
+    }
+
+    /// A damaged header is the group's end (an open would quarantine it): doctor says so, typed,
+    /// with what to do, and copies, locks and repairs nothing.
+    @Test func doctorReportsADamagedHeaderAndChangesNothing() throws {
+        let root = try TestFiles.scratch()
+        let group = "com.example.doctor-damaged"
+        try CacheGroup.open(group, configuration: Self.keyFileConfiguration(root)).importMSAL(
+            Array(Data(contentsOf: TestFiles.vector("v1_single_account"))))
+        let header = root.appendingPathComponent(group).appendingPathComponent("header")
+        var bytes = try Data(contentsOf: header)
+        bytes[40] ^= 0x01
+        try bytes.write(to: header)
+        let before = try Self.snapshot(root)
+
+        let run = try doctor(root, group: group)
+        #expect(run.status == 4, "\(run)")
+        let integrity = try #require(try run.doctorChecks()["file integrity"])
+        #expect(integrity["outcome"] as? String == "failed")
+        #expect(integrity["code"] as? String == "storeCorrupted")
+        #expect(integrity["exitStatus"] as? Int == 4)
+        #expect((integrity["detail"] as? String)?.contains("header is damaged") == true, "\(integrity)")
+        #expect((integrity["advice"] as? String)?.contains("restore \(root.path)/\(group) from a backup") == true)
+        let human = try doctor(root, group: group, json: false)
+        #expect(human.status == 4)
+        #expect(human.stdout.contains("\nfile integrity: the group cannot be used; restore"), "\(human)")
+
+        #expect(try Self.snapshot(root) == before, "doctor changed the group's folder")
+        #expect(!FileManager.default.fileExists(atPath: root.appendingPathComponent("\(group)/quarantine").path))
+    }
+
+    /// A writer killed after syncing one transaction and inside the append of the next leaves
+    /// a complete unpublished transaction and a torn one: doctor counts the group as the next
+    /// open will load it and says what that open will do, without doing it; the open then does.
+    @Test func doctorReportsAnUnfinishedWriteAndLeavesItForTheNextOpen() throws {
+        let root = try TestFiles.scratch()
+        let group = "com.example.doctor-torn"
+        let configuration = Self.keyFileConfiguration(root)
+        let folder = root.appendingPathComponent(group)
+        let vectors = try TestFiles.vectorNames.map { Array(try Data(contentsOf: TestFiles.vector($0))) }
+        try CacheGroup.open(group, configuration: configuration).importMSAL(vectors[0])
+        let published = try Data(contentsOf: folder.appendingPathComponent("state"))
+        let logAfterFirst = try Data(contentsOf: folder.appendingPathComponent("log"))
+        do {
+            let writer = try CacheGroup.open(group, configuration: configuration)
+            try writer.importMSAL(vectors[1])
+            try writer.importMSAL(vectors[2])
+        }
+        let log = try Data(contentsOf: folder.appendingPathComponent("log"))
+        try #require(log.count > logAfterFirst.count + 200)
+        // The state of the first transaction, the second whole, the third cut short.
+        try published.write(to: folder.appendingPathComponent("state"))
+        try log.prefix(log.count - 100).write(to: folder.appendingPathComponent("log"))
+        let expected = CacheGroup(inMemory: "expected")
+        try expected.importMSAL(vectors[0])
+        try expected.importMSAL(vectors[1])
+        let entries = try expected.statistics().countByKind.values.reduce(0, +)
+        let before = try Self.snapshot(root)
+
+        let run = try doctor(root, group: group)
+        #expect(run.status == 0, "\(run)")
+        let integrity = try #require(try run.doctorChecks()["file integrity"])
+        #expect(integrity["outcome"] as? String == "warning")
+        #expect(integrity["code"] as? String == "unpublishedTransactions,tornTail")
+        let detail = try #require(integrity["detail"] as? String)
+        #expect(detail.hasPrefix("\(entries) entries, generation 1; 1 complete transaction(s) follow"), "\(detail)")
+        #expect(detail.contains("; the log ends in "), "\(detail)")
+        #expect((integrity["advice"] as? String)?.contains("the next open of the group finishes the repair") == true)
+        #expect(try Self.snapshot(root) == before, "doctor changed the group's folder")
+
+        // What doctor announced: the open adopts the second transaction and cuts the third.
+        let opened = try CacheGroup.open(group, configuration: configuration)
+        #expect(Set(try opened.entries().map(\.id)) == Set(try expected.entries().map(\.id)))
+        let healthy = try #require(try doctor(root, group: group).doctorChecks()["file integrity"])
+        #expect(healthy["outcome"] as? String == "ok", "\(healthy)")
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("quarantine").path))
     }
 }

@@ -42,4 +42,21 @@ extension SystemCall {
     /// a call pays one task-local lookup and copies nothing. Bound, it is handed a copy of every
     /// byte written (a key file's too), so nothing but a test may bind it.
     @TaskLocal static var observer: (@Sendable (Event) -> Void)?
+
+    /// An `fsync` that a store's durability rests on, named so that a test can leave it out
+    /// (``droppedSyncs``).
+    enum Sync: Sendable, Hashable, CaseIterable {
+        /// The log's, after a transaction was appended: what makes a commit durable.
+        case appendedLog
+        /// The group folder's, after a compaction renamed its new log into place: what makes
+        /// the rename durable before the new epoch is published.
+        case compactionRename
+    }
+
+    /// The syncs that the calls of the task that binds it (with
+    /// `SystemCall.$droppedSyncs.withValue(_:operation:)`) skip, as if the store's code had no
+    /// such call: the power-loss tests bind it to show that they find the acknowledged
+    /// transactions a missing sync loses. Empty, which is always the case outside tests, it
+    /// costs a sync that names itself one task-local lookup.
+    @TaskLocal static var droppedSyncs: Set<Sync> = []
 }

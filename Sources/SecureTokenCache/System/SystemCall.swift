@@ -174,8 +174,10 @@ enum SystemCall {
         }
     }
 
-    /// `fsync`, retrying on EINTR.
-    static func fsync(_ fd: Int32, _ what: String) throws {
+    /// `fsync`, retrying on EINTR. `sync` names the sync for a test that leaves it out
+    /// (``droppedSyncs``).
+    static func fsync(_ fd: Int32, _ what: String, sync: Sync? = nil) throws {
+        if let sync, droppedSyncs.contains(sync) { return }
         while Glibc.fsync(fd) != 0 {
             if errno != EINTR { throw error("fsync", what) }
         }
@@ -320,8 +322,10 @@ enum SystemCall {
         throw error("lstat", what)
     }
 
-    /// Makes a directory's entries durable (after a create or a rename in it).
-    static func fsyncDirectory(_ path: String) throws {
+    /// Makes a directory's entries durable (after a create or a rename in it). `sync` names the
+    /// sync for a test that leaves it out (``droppedSyncs``).
+    static func fsyncDirectory(_ path: String, sync: Sync? = nil) throws {
+        if let sync, droppedSyncs.contains(sync) { return }
         let fd = try open(path, O_RDONLY | O_DIRECTORY, 0, "opening \(path) to sync it")
         defer { close(fd) }
         try fsync(fd, "syncing directory \(path)")

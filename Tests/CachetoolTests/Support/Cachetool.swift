@@ -16,6 +16,12 @@ enum Cachetool {
         /// The JSON value on standard output.
         func json() throws -> Any { try JSONSerialization.jsonObject(with: stdoutBytes, options: [.fragmentsAllowed]) }
 
+        /// `doctor --json`'s checks by name.
+        func doctorChecks() throws -> [String: [String: Any]] {
+            let checks = try #require(try json() as? [[String: Any]], "\(self)")
+            return Dictionary(uniqueKeysWithValues: checks.map { ($0["check"] as? String ?? "", $0) })
+        }
+
         /// The stderr lines, without the empty one after the last newline.
         var stderrLines: [Substring] { stderr.split(separator: "\n", omittingEmptySubsequences: true) }
     }

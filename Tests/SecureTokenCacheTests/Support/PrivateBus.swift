@@ -1,10 +1,10 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import SecureTokenCache
 
-/// A plain session bus with no Secret Service on it (and no service activation, so the bus cannot
-/// start gnome-keyring on demand as the stock session configuration would).
+/// A plain session bus with no Secret Service on it (``PlainBusConfiguration``).
 final class PrivateBus {
     /// The bus address, for `DBUS_SESSION_BUS_ADDRESS`.
     let address: String
@@ -16,20 +16,7 @@ final class PrivateBus {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("stc-bus-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let config = folder.appendingPathComponent("bus.conf")
-        try """
-        <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
-         "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-        <busconfig>
-          <type>session</type>
-          <listen>unix:dir=\(folder.path)</listen>
-          <auth>EXTERNAL</auth>
-          <policy context="default">
-            <allow send_destination="*" eavesdrop="true"/>
-            <allow eavesdrop="true"/>
-            <allow own="*"/>
-          </policy>
-        </busconfig>
-        """.write(to: config, atomically: true, encoding: .utf8)
+        try PlainBusConfiguration.text(listeningIn: folder.path).write(to: config, atomically: true, encoding: .utf8)
         process = Process()
         process.executableURL = URL(fileURLWithPath: daemon)
         process.arguments = ["--config-file=\(config.path)", "--nofork", "--print-address=1"]

@@ -31,22 +31,26 @@ extension FileStore: StoreBackend {
 extension CacheGroup {
     static func openInFile(_ name: String, _ configuration: CacheConfiguration, reason: String) throws -> CacheGroup {
         let root = try fileRoot(configuration)
-        var why = reason
-        let source: CacheConfiguration.KeySource
-        if let configured = configuration.keySource {
-            source = configured
-        } else if keyringAvailability(configuration) == nil {
-            source = .keyring
-            why += "; its key is held by the Secret Service"
-        } else {
-            let path = try defaultKeyFile(name, creatingFolder: !configuration.opensExistingOnly)
-            source = .keyFile(path: path)
-            why += "; its key is the key file \(path) (no Secret Service; configure a passphrase for stronger protection)"
-        }
+        let (source, keyReason) = try fileKeySource(name, configuration)
         let keys = try source.makeProvider(group: name, configuration: configuration)
         let store = try FileStore(
             group: name, keyProvider: keys, root: root, lockTimeout: configuration.lockTimeout, logger: configuration.logger)
-        return try CacheGroup(name: name, store: store, reason: why, logger: configuration.logger)
+        return try CacheGroup(name: name, store: store, reason: reason + keyReason, logger: configuration.logger)
+    }
+
+    /// Where the key of the file group `name` comes from: the configured source, else the Secret
+    /// Service when it is usable, else the default key file (whose folder is made unless the
+    /// configuration only opens existing groups). Returns the source and, for a chosen one, why.
+    static func fileKeySource(
+        _ name: String, _ configuration: CacheConfiguration
+    ) throws -> (source: CacheConfiguration.KeySource, reason: String) {
+        if let configured = configuration.keySource { return (configured, "") }
+        if keyringAvailability(configuration) == nil { return (.keyring, "; its key is held by the Secret Service") }
+        let path = try defaultKeyFile(name, creatingFolder: !configuration.opensExistingOnly)
+        return (
+            .keyFile(path: path),
+            "; its key is the key file \(path) (no Secret Service; configure a passphrase for stronger protection)"
+        )
     }
 
     /// `$XDG_CONFIG_HOME/secure-token-cache/keys/<group>.key` (or `~/.config/...`), its folders

@@ -159,19 +159,8 @@ final class FileStore: CacheStore {
         }
         try directory.checkSecure()
 
-        let headerFD: Int32
-        do {
-            headerFD = try directory.openFile("header", O_RDONLY, "opening the group header")
-        } catch let error as TokenCacheError where error.underlying == .posix(call: "open", errno: ENOENT) {
-            throw TokenCacheError(
-                .storeCorrupted, "the group directory \(directory.path) has no header; it is not a usable group")
-        }
-        defer { SystemCall.close(headerFD) }
-        let header: GroupHeader
-        do {
-            header = try GroupHeader(decoding: SystemCall.readAll(headerFD, "reading the group header"))
-        } catch let error as TokenCacheError where error.code == .storeCorrupted {
-            throw Self.quarantined(error, file: "header", in: directory, logger: logger)
+        let header = try GroupHeader.read(in: directory) { [directory] in
+            Self.quarantined($0, file: "header", in: directory, logger: logger)
         }
         let sealer =
             try created
@@ -179,12 +168,7 @@ final class FileStore: CacheStore {
                 groupKey: keyProvider.key(for: header.keySource, groupID: header.groupID, groupName: name),
                 groupName: name
             )
-        guard header.keyMatches(sealer) else {
-            throw TokenCacheError(
-                .wrongKey,
-                "the \(header.keySource.protectionLevel == .passphrase ? "passphrase" : "key") does not open the group \(name)"
-            )
-        }
+        try header.requireKey(sealer, groupName: name)
         self.sealer = sealer
         groupID = header.groupID
         do {
@@ -278,9 +262,7 @@ final class FileStore: CacheStore {
                     return repaired
                 }
             } else if stable >= 5 {
-                throw fail(
-                    TokenCacheError(.storeCorrupted, "the group's log does not belong to its published state (epoch mismatch)"),
-                    "log")
+                throw fail(Self.epochMismatch, "log")
             }
             if attempt < 5 { SystemCall.yieldThread() } else { SystemCall.sleep(for: .milliseconds(1)) }
         }
@@ -301,15 +283,8 @@ final class FileStore: CacheStore {
     private func adoptCompactedLog(_ handle: Log) throws -> (CommitWord, Log) {
         let bytes = try SystemCall.readAll(handle.fd, "reading the group log")
         var scanner = LogScanner(sealer: sealer, lastSequence: 0, lastCommit: 0)
-        let log = try bytes.withUnsafeBytes {
-            try scanner.scan(
-                UnsafeRawBufferPointer(rebasing: $0[LogFormat.headerByteCount...]), base: UInt64(LogFormat.headerByteCount),
-                lenient: true)
-        }
-        guard let end = log.end else {
-            throw fail(
-                TokenCacheError(.storeCorrupted, "the group's log was replaced by one without a complete transaction"), "log")
-        }
+        let log = try scanner.scan(bytes, from: LogFormat.headerByteCount, to: bytes.count, lenient: true)
+        guard let end = log.end else { throw fail(Self.compactedWithoutTransaction, "log") }
         if UInt64(bytes.count) > end { try SystemCall.ftruncate(handle.fd, end, "cutting a torn append off the group log") }
         let word = CommitWord(epoch: handle.epoch, length: end)
         state.publish(word, durable: true)
@@ -320,14 +295,7 @@ final class FileStore: CacheStore {
 
     private func checkLength(_ handle: Log, _ word: CommitWord) throws {
         let info = try SystemCall.fstat(handle.fd, "checking the group log")
-        guard UInt64(info.st_size) >= word.length else {
-            throw fail(
-                TokenCacheError(
-                    .storeCorrupted,
-                    "the group's log is shorter (\(info.st_size) bytes) than its committed length (\(word.length))"),
-                "log"
-            )
-        }
+        guard UInt64(info.st_size) >= word.length else { throw fail(Self.shorterLog(UInt64(info.st_size), word), "log") }
     }
 
     private func openLog() throws -> Log {
@@ -339,10 +307,9 @@ final class FileStore: CacheStore {
             SystemCall.close(fd)
             throw error
         }
-        let epoch = bytes.count == LogFormat.headerByteCount ? UInt16(bytes[8]) | UInt16(bytes[9]) << 8 : 0
-        guard LogFormat.headerMatches(bytes, epoch: epoch, groupID: groupID) else {
+        guard let epoch = LogFormat.epoch(ofHeader: bytes, groupID: groupID) else {
             SystemCall.close(fd)
-            throw fail(TokenCacheError(.storeCorrupted, "the group's log header is damaged or belongs to another group"), "log")
+            throw fail(Self.damagedLogHeader, "log")
         }
         return try Log(adopting: fd, header: epoch, "checking the group log")
     }
@@ -358,11 +325,7 @@ final class FileStore: CacheStore {
         }
         var scanner = LogScanner(sealer: sealer, lastSequence: 0, lastCommit: 0)
         var log = try guarded("log") {
-            try bytes.withUnsafeBytes {
-                try scanner.scan(
-                    UnsafeRawBufferPointer(rebasing: $0[LogFormat.headerByteCount...]), base: UInt64(LogFormat.headerByteCount),
-                    lenient: false)
-            }
+            try scanner.scan(bytes, from: LogFormat.headerByteCount, to: bytes.count, lenient: false)
         }
         let changeCount = log.changes.count
         let live = LogReplay.liveRecords(&log)
@@ -533,7 +496,7 @@ final class FileStore: CacheStore {
         }
         do {
             try buffer.withUnsafeBytes { try SystemCall.pwrite(handle.fd, $0, at: writer.position, "appending to the group log") }
-            try SystemCall.fsync(handle.fd, "syncing the group log")
+            try SystemCall.fsync(handle.fd, "syncing the group log", sync: .appendedLog)
         } catch {
             // The write's own error is the one to report. If the cut fails too, the bytes lie past
             // the published length, where the next writer cuts them (``recoverTail(_:_:)``).
@@ -576,7 +539,7 @@ final class FileStore: CacheStore {
             throw error
         }
         // The rename is visible from here on: the new epoch must be published whatever happens.
-        try? SystemCall.fsyncDirectory(directory.path)
+        try? SystemCall.fsyncDirectory(directory.path, sync: .compactionRename)
         logger.info(
             "compacted the log of group \(directory.name)",
             metadata: ["liveRecords": "\(live.count)", "deadRecords": "\(writer.deadCount)", "epoch": "\(epoch)"])
@@ -587,6 +550,19 @@ final class FileStore: CacheStore {
     }
 
     // MARK: Failure
+
+    /// The damage an open (and a read-only check) can find in the log, besides what the scanner
+    /// reports.
+    static let damagedLogHeader = TokenCacheError(
+        .storeCorrupted, "the group's log header is damaged or belongs to another group")
+    static let epochMismatch = TokenCacheError(
+        .storeCorrupted, "the group's log does not belong to its published state (epoch mismatch)")
+    static let compactedWithoutTransaction = TokenCacheError(
+        .storeCorrupted, "the group's log was replaced by one without a complete transaction")
+
+    static func shorterLog(_ size: UInt64, _ word: CommitWord) -> TokenCacheError {
+        TokenCacheError(.storeCorrupted, "the group's log is shorter (\(size) bytes) than its committed length (\(word.length))")
+    }
 
     private func checkHealthy() throws {
         if let error = failure.withLock({ $0 }) { throw error }

@@ -1,3 +1,5 @@
+import Glibc
+
 /// A file-stored group's header: what the group is and how to find and check its key.
 ///
 /// Layout (132 bytes, little-endian): `"STCGROUP"` ‖ format version u16 ‖ key source u8 ‖ 0 u8 ‖
@@ -36,6 +38,41 @@ struct GroupHeader: Sendable, Equatable {
     /// Whether `sealer` holds this group's key.
     func keyMatches(_ sealer: RecordSealer) -> Bool {
         keyCheck.withUnsafeBytes { sealer.openMarker($0, context: Self.keyCheckContext, associatedData: groupID) }
+    }
+
+    /// Throws ``TokenCacheError/Code/wrongKey`` unless `sealer` holds the key of this group,
+    /// named `groupName`.
+    func requireKey(_ sealer: RecordSealer, groupName: String) throws {
+        guard keyMatches(sealer) else {
+            throw TokenCacheError(
+                .wrongKey,
+                "the \(keySource.protectionLevel == .passphrase ? "passphrase" : "key") does not open the group \(groupName)")
+        }
+    }
+
+    /// Reads the header of the group in `directory` (read only, its access time left alone).
+    ///
+    /// - Parameter damaged: what to make of a damaged header's error before it is thrown (the
+    ///   store quarantines the file; a read-only check leaves it as it is).
+    /// - Throws: ``TokenCacheError/Code/storeCorrupted`` for a missing header (not passed to
+    ///   `damaged`: there is nothing to copy) or a damaged one, ``TokenCacheError/Code/unsupportedFormat``,
+    ///   and the errors of ``GroupDirectory/openFile(_:_:_:)``.
+    static func read(
+        in directory: GroupDirectory, damaged: (TokenCacheError) -> TokenCacheError = { $0 }
+    ) throws -> GroupHeader {
+        let fd: Int32
+        do {
+            fd = try directory.openFile("header", O_RDONLY, "opening the group header")
+        } catch let error as TokenCacheError where error.underlying == .posix(call: "open", errno: ENOENT) {
+            throw TokenCacheError(
+                .storeCorrupted, "the group directory \(directory.path) has no header; it is not a usable group")
+        }
+        defer { SystemCall.close(fd) }
+        do {
+            return try GroupHeader(decoding: SystemCall.readAll(fd, "reading the group header"))
+        } catch let error as TokenCacheError where error.code == .storeCorrupted {
+            throw damaged(error)
+        }
     }
 
     /// The header's bytes.

@@ -29,15 +29,21 @@ final class SharedMapping: @unchecked Sendable {
         let fd = try SystemCall.openPrivateFile(path, O_RDWR, what)
         defer { SystemCall.close(fd) }
         let info = try SystemCall.fstat(fd, what)
-        guard info.st_size == off_t(byteCount) else {
-            throw TokenCacheError(.storeCorrupted, "\(path) has the wrong size (\(info.st_size) bytes, not \(byteCount))")
-        }
+        try Self.checkSize(Int(info.st_size), byteCount, path)
         base = try SystemCall.mmapShared(fd, byteCount: byteCount, what)
         self.byteCount = byteCount
     }
 
     deinit {
         SystemCall.munmap(base, byteCount)
+    }
+
+    /// Throws ``TokenCacheError/Code/storeCorrupted`` unless the file at `path`, of `size` bytes,
+    /// has the size a mapping of `byteCount` bytes needs.
+    static func checkSize(_ size: Int, _ byteCount: Int, _ path: String) throws {
+        guard size == byteCount else {
+            throw TokenCacheError(.storeCorrupted, "\(path) has the wrong size (\(size) bytes, not \(byteCount))")
+        }
     }
 
     /// The 64-bit word at `offset` (a multiple of 8), for atomic loads and stores.

@@ -1,4 +1,5 @@
 import Atomics
+import Glibc
 
 /// A group's shared state page, `state` in the group's folder, mapped by every process that opens
 /// the group (see ``SharedMapping``): the generation every store's readers compare with their
@@ -41,9 +42,7 @@ final class SharedState: Sendable {
         let mapping = try SharedMapping(
             path: path, byteCount: Self.byteCount, initialBytes: creating ? Self.initialBytes(nil) : nil,
             "mapping the group's state file \(path)")
-        guard UnsafeRawBufferPointer(start: mapping.base, count: 8).elementsEqual(Self.magic) else {
-            throw TokenCacheError(.storeCorrupted, "the group's state file \(path) is damaged (bad magic)")
-        }
+        try Self.checkMagic(UnsafeRawBufferPointer(start: mapping.base, count: 8), path)
         self.mapping = mapping
         self.path = path
         generation = mapping.word(at: 8)
@@ -81,7 +80,38 @@ final class SharedState: Sendable {
 
     /// The published commit word. Throws ``TokenCacheError/Code/storeCorrupted`` if it is damaged.
     func loadCommitWord() throws -> CommitWord {
-        guard let word = CommitWord(raw: commitWord.load(ordering: .acquiring)) else {
+        try Self.commitWord(commitWord.load(ordering: .acquiring))
+    }
+
+    /// The generation and the commit word of the state file of the group in `directory`, read
+    /// without mapping it, changing it or touching its access time: for a check that must leave
+    /// the group as it is.
+    ///
+    /// - Throws: ``TokenCacheError/Code/storeCorrupted`` for a file of the wrong size or magic, or
+    ///   a damaged commit word; the errors of ``GroupDirectory/openFile(_:_:_:)``.
+    static func read(in directory: GroupDirectory) throws -> (generation: UInt64, word: CommitWord) {
+        let path = directory.file(fileName)
+        let what = "reading the group's state file \(path)"
+        let fd = try directory.openFile(fileName, O_RDONLY, what)
+        defer { SystemCall.close(fd) }
+        let bytes = try SystemCall.readAll(fd, what)
+        try SharedMapping.checkSize(bytes.count, byteCount, path)
+        try checkMagic(bytes.prefix(8), path)
+        // The words as every process's atomics store them, in the machine's byte order.
+        let words = bytes.withUnsafeBytes {
+            ($0.loadUnaligned(fromByteOffset: 8, as: UInt64.self), $0.loadUnaligned(fromByteOffset: 16, as: UInt64.self))
+        }
+        return (words.0, try commitWord(words.1))
+    }
+
+    private static func checkMagic(_ bytes: some Sequence<UInt8>, _ path: String) throws {
+        guard bytes.elementsEqual(magic) else {
+            throw TokenCacheError(.storeCorrupted, "the group's state file \(path) is damaged (bad magic)")
+        }
+    }
+
+    private static func commitWord(_ raw: UInt64) throws -> CommitWord {
+        guard let word = CommitWord(raw: raw) else {
             throw TokenCacheError(.storeCorrupted, "the group's state file is damaged (commit word check failed)")
         }
         return word

@@ -10,6 +10,8 @@ extension CacheConfiguration.KeySource {
     ///     Service may prompt, and how long to wait for the keyring group's lock.
     ///   - argon2id: the Argon2id limits for new passphrase groups (existing groups use the limits
     ///     in their header); tests pass ``Argon2idParameters/minimum`` to stay fast.
+    ///   - readOnly: the provider only yields the keys of existing groups, creating nothing and
+    ///     taking no lock (the keyring's: ``KeyringKeyProvider/existingKey(group:options:)``).
     ///   - environment: looks variables up (the process environment unless a test passes its own,
     ///     since `setenv` races with other threads' `getenv`).
     /// - Throws: ``TokenCacheError/Code/invalidArgument`` for an empty passphrase, key file path
@@ -18,6 +20,7 @@ extension CacheConfiguration.KeySource {
         group: String,
         configuration: CacheConfiguration,
         argon2id: Argon2idParameters = .interactive,
+        readOnly: Bool = false,
         environment: (String) -> String? = { getenv($0).map { String(cString: $0) } }
     ) throws -> any KeyProvider {
         switch self {
@@ -30,6 +33,8 @@ extension CacheConfiguration.KeySource {
             return try PassphraseKeyProvider(passphrase: value, parameters: argon2id)
         case .keyFile(let path):
             return try KeyFileKeyProvider(path: path)
+        case .keyring where readOnly:
+            return try KeyringKeyProvider.existingKey(group: group, options: CacheGroup.keyringOptions(configuration))
         case .keyring:
             return try KeyringKeyProvider(
                 group: group, options: CacheGroup.keyringOptions(configuration), root: CacheGroup.fileRoot(configuration),

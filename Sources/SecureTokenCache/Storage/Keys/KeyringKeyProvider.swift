@@ -15,7 +15,9 @@ final class KeyringKeyProvider: KeyProvider {
     /// The group whose key this is.
     let group: String
     private let client: KeyringClient
-    private let lock: FileLock
+    /// The keyring group's lock, under which a missing key is created; `nil` for a provider that
+    /// only reads (``existingKey(group:options:)``).
+    private let lock: FileLock?
     private let lockTimeout: Duration
 
     /// Keys fetched by this process, by group; each holds its bytes in guarded memory.
@@ -29,7 +31,7 @@ final class KeyringKeyProvider: KeyProvider {
     /// A provider for `group`'s key through `client`, creating it under `lock` (the keyring
     /// group's lock, waited for at most `lockTimeout`) if needed. For a caller that already holds
     /// the keyring group's client and lock, as the ``KeyringStore`` does.
-    init(group: String, client: KeyringClient, lock: FileLock, lockTimeout: Duration) {
+    init(group: String, client: KeyringClient, lock: FileLock?, lockTimeout: Duration) {
         self.group = group
         self.client = client
         self.lock = lock
@@ -50,6 +52,17 @@ final class KeyringKeyProvider: KeyProvider {
         self.init(
             group: group, client: client, lock: FileLock(path: directory.file("lock"), purpose: "the group \(group)"),
             lockTimeout: lockTimeout)
+    }
+
+    /// A provider that only reads the group's key item: it creates no folder, takes no lock (which
+    /// would record this process's pid) and never makes a key; a group without a key item fails
+    /// with ``TokenCacheError/Code/wrongKey``. For checks that must leave everything as it is.
+    ///
+    /// - Throws: the Secret Service's typed availability errors, checked now.
+    static func existingKey(group: String, options: KeyringOptions) throws -> KeyringKeyProvider {
+        let client = KeyringClient(schema: .group, options: options)
+        try client.requireUnlocked()
+        return KeyringKeyProvider(group: group, client: client, lock: nil, lockTimeout: .zero)
     }
 
     /// Always ``ProtectionLevel/keyring``.
@@ -79,6 +92,13 @@ final class KeyringKeyProvider: KeyProvider {
     func groupKey() throws -> SecretKey {
         if let cached = Self.cache.withLock({ $0[group] }) {
             return try cached.key.withUnsafeBytes { try SecretKey(copying: $0) }
+        }
+        guard let lock else {
+            guard let existing = try fetch() else {
+                throw TokenCacheError(
+                    .wrongKey, "the keyring holds no key item of group \(group), so its key cannot open the group")
+            }
+            return existing
         }
         let fetched = try lock.withLock(timeout: lockTimeout) { try fetchOrCreate() }
         let copy = try fetched.key.withUnsafeBytes { try SecretKey(copying: $0) }

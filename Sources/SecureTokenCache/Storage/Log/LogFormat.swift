@@ -147,4 +147,12 @@ enum LogFormat {
     static func headerMatches(_ bytes: some Collection<UInt8>, epoch: UInt16, groupID: [UInt8]) -> Bool {
         bytes.count >= headerByteCount && bytes.prefix(headerByteCount).elementsEqual(header(epoch: epoch, groupID: groupID))
     }
+
+    /// The epoch named by the log header at the start of `bytes`, or `nil` when they do not start
+    /// with a whole header of a log of the group `groupID`.
+    static func epoch(ofHeader bytes: [UInt8], groupID: [UInt8]) -> UInt16? {
+        guard bytes.count >= headerByteCount else { return nil }
+        let epoch = UInt16(bytes[8]) | UInt16(bytes[9]) << 8
+        return headerMatches(bytes, epoch: epoch, groupID: groupID) ? epoch : nil
+    }
 }

@@ -156,6 +156,17 @@ struct LogScanner {
         return opened.log
     }
 
+    /// ``scan(_:base:lenient:)`` of `bytes[start..<end]`, where `bytes` holds a log file from its
+    /// first byte, so that the offsets in the result and in any error are the file's.
+    mutating func scan(_ bytes: [UInt8], from start: Int, to end: Int, lenient: Bool) throws -> ScannedLog {
+        guard start <= end else {
+            throw TokenCacheError(.storeCorrupted, "the group's log is damaged: its committed part ends before byte \(start)")
+        }
+        return try bytes.withUnsafeBytes {
+            try scan(UnsafeRawBufferPointer(rebasing: $0[start..<end]), base: UInt64(start), lenient: lenient)
+        }
+    }
+
     /// The changes in `frames` (and their name hashes), in order, up to the first frame that does
     /// not open (whose index is returned with its error). The result has no transactions yet.
     private func openFrames(

@@ -169,7 +169,8 @@ struct SharedKeyringMedium: SharedDocumentMedium {
         byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
     }
 
-    private static func looksLikeJSONObject(_ bytes: [UInt8]) -> Bool {
+    /// Whether `bytes` start, after white space, as a JSON object does.
+    static func looksLikeJSONObject(_ bytes: [UInt8]) -> Bool {
         bytes.first { !isWhitespace($0) } == UInt8(ascii: "{")
     }
 
