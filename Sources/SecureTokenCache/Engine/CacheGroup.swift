@@ -9,8 +9,10 @@ import Synchronization
 ///
 /// Reads never touch the disk or D-Bus: the group holds an immutable index snapshot and, before
 /// each lookup, compares the store's shared generation counter with the snapshot's (one atomic
-/// load). Only when another process committed does it replay what it has not seen. Writes are
-/// transactions under the group's cross-process lock.
+/// load). Only when another process committed does it replay what it has not seen. In another
+/// tool's shared cache (``MSALSharedCache``), a lookup that finds nothing first looks at the
+/// document's version (one `stat`), so that it never misses a write the tool has just finished.
+/// Writes are transactions under the group's cross-process lock.
 ///
 /// ```swift
 /// let group = try CacheGroup.open("com.contoso.apps")
@@ -148,6 +150,17 @@ public final class CacheGroup: Sendable {
 
     /// The index, fresh.
     func index() throws -> Index { try snapshot().index }
+
+    /// What `lookUp` finds in the latest snapshot. When it finds nothing, the store is asked
+    /// whether another process committed something the generation does not show yet
+    /// (``CacheStore/checkForChanges()``), and if so `lookUp` runs once more on the snapshot
+    /// caught up with it: a hit costs what it costs without this, and a miss never answers from
+    /// before a write another process has finished.
+    func find<Found>(_ lookUp: (Snapshot) throws -> Found?) throws -> Found? {
+        if let found = try lookUp(snapshot()) { return found }
+        guard store.checkForChanges() else { return nil }
+        return try lookUp(snapshot())
+    }
 
     private func catchUp() throws -> Snapshot {
         try catchUpLock.withLock { decoder in

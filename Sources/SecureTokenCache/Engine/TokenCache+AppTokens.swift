@@ -72,22 +72,23 @@ extension TokenCache {
             }
         }
         try Self.checkAppScopes(scopes)
-        let snapshot = try group.snapshot()
-        let realm = try Self.appRealm(of: authority, in: snapshot.index)
         let now = group.clock()
-        // A tenant may hold a token for each of thousands of resources: the one stored for
-        // exactly these scopes is found by its key, as msal-python finds it, not by a scan.
-        let key =
-            extCacheKey.map { "-\(authority.environment.host)-atext-\(client)-\(realm)-\(scopes.target)-\($0)" }
-            ?? "-\(authority.environment.host)-accesstoken-\(client)-\(realm)-\(scopes.target)"
-        let found = snapshot.index.accessToken(
-            in: appBucket(environment: authority.environment, realm: realm, extCacheKey: extCacheKey),
-            key: EntryID(kind: .accessToken, key: key.lowercased()), scopes: scopes, now: now)
-        if let found {
-            noteUse(of: found)
-            appAnswers.withLock { $0.remember(found, for: question, at: snapshot.cursor.generation) }
+        let answer = try group.find { snapshot -> (token: AccessToken, generation: UInt64)? in
+            let realm = try Self.appRealm(of: authority, in: snapshot.index)
+            // A tenant may hold a token for each of thousands of resources: the one stored for
+            // exactly these scopes is found by its key, as msal-python finds it, not by a scan.
+            let key =
+                extCacheKey.map { "-\(authority.environment.host)-atext-\(client)-\(realm)-\(scopes.target)-\($0)" }
+                ?? "-\(authority.environment.host)-accesstoken-\(client)-\(realm)-\(scopes.target)"
+            return snapshot.index.accessToken(
+                in: appBucket(environment: authority.environment, realm: realm, extCacheKey: extCacheKey),
+                key: EntryID(kind: .accessToken, key: key.lowercased()), scopes: scopes, now: now
+            ).map { ($0, snapshot.cursor.generation) }
         }
-        return found.map { CachedAccessToken(token: $0, shouldRefresh: $0.shouldRefresh(at: now)) }
+        guard let (found, generation) = answer else { return nil }
+        noteUse(of: found)
+        appAnswers.withLock { $0.remember(found, for: question, at: generation) }
+        return CachedAccessToken(token: found, shouldRefresh: found.shouldRefresh(at: now))
     }
 
     /// A question ``appToken(for:authority:cacheKeyComponents:)`` answered: the authority as

@@ -49,13 +49,14 @@ extension TokenCache {
     func onBehalfOfToken(for scopes: Scopes, key: HashedString, tenant: String, authority: Authority) throws
         -> CachedAccessToken?
     {
-        let snapshot = try group.snapshot()
-        let realm = snapshot.index.tenantAliases[tenant] ?? tenant
         let now = group.clock()
-        let bucket = AccessTokenBucket(
-            account: key, environment: authority.environment.groupKey, realm: HashedString(realm), client: clientKey,
-            tokenType: .bearer, extCacheKey: .empty)
-        let found = snapshot.index.onBehalfOfAccessToken(in: bucket, scopes: scopes, now: now)
+        let found = try group.find { snapshot in
+            let realm = snapshot.index.tenantAliases[tenant] ?? tenant
+            let bucket = AccessTokenBucket(
+                account: key, environment: authority.environment.groupKey, realm: HashedString(realm), client: clientKey,
+                tokenType: .bearer, extCacheKey: .empty)
+            return snapshot.index.onBehalfOfAccessToken(in: bucket, scopes: scopes, now: now)
+        }
         if let found { noteUse(of: found) }
         return found.map { CachedAccessToken(token: $0, shouldRefresh: $0.shouldRefresh(at: now)) }
     }

@@ -99,16 +99,17 @@ public final class TokenCache: Sendable {
             noteUse(of: remembered)
             return CachedAccessToken(token: remembered, shouldRefresh: remembered.shouldRefresh(at: now))
         }
-        let snapshot = try group.snapshot()
-        let found = lookUp(snapshot.index, scopes: scopes, account: account, authority: authority, tokenType: tokenType, now: now)
-        if let found {
-            noteUse(of: found.token)
-            let hit = LastHit(
-                generation: snapshot.cursor.generation, scopes: scopes, homeAccount: account.homeAccountId.normalised,
-                environment: account.environment.group, realm: account.realm, authority: authority?.url,
-                tokenType: tokenType, token: found.token)
-            lastHit.withLock { $0 = hit }
+        let answer = try group.find { snapshot in
+            lookUp(snapshot.index, scopes: scopes, account: account, authority: authority, tokenType: tokenType, now: now)
+                .map { (found: $0, generation: snapshot.cursor.generation) }
         }
+        guard let (found, generation) = answer else { return nil }
+        noteUse(of: found.token)
+        let hit = LastHit(
+            generation: generation, scopes: scopes, homeAccount: account.homeAccountId.normalised,
+            environment: account.environment.group, realm: account.realm, authority: authority?.url,
+            tokenType: tokenType, token: found.token)
+        lastHit.withLock { $0 = hit }
         return found
     }
 
@@ -163,20 +164,25 @@ public final class TokenCache: Sendable {
     /// family's) or signed into, minus those it signed out of. One entry per user (the home
     /// tenant's account entry).
     public func accounts() throws -> [Account] {
-        let index = try group.index()
-        return index.visibleAccounts(client: client).compactMap { index.primaryAccount($0) }
+        try group.find { snapshot in
+            let index = snapshot.index
+            let accounts = index.visibleAccounts(client: client).compactMap { index.primaryAccount($0) }
+            return accounts.isEmpty ? nil : accounts
+        } ?? []
     }
 
     /// The account with this home account id (case-insensitive), if the group has it.
     public func account(identifier: String) throws -> Account? {
-        try group.index().primaryAccount(identifier.lowercased())
+        let homeAccount = identifier.lowercased()
+        return try group.find { $0.index.primaryAccount(homeAccount) }
     }
 
     /// The account with this username (case-insensitive), preferring one this client sees.
     public func account(username: String) throws -> Account? {
-        let index = try group.index()
-        let matches = index.accounts(username: username)
-        return matches.first { index.isVisible($0.homeAccountId.normalised, to: client) } ?? matches.first
+        try group.find { snapshot in
+            let matches = snapshot.index.accounts(username: username)
+            return matches.first { snapshot.index.isVisible($0.homeAccountId.normalised, to: client) } ?? matches.first
+        }
     }
 
     /// The account this client last signed in with, and the one before it.
@@ -195,10 +201,13 @@ public final class TokenCache: Sendable {
     /// its own, then its family's (`family_id: ""` in its app metadata means no family).
     public func refreshTokens(for account: Account, authority: Authority? = nil) throws -> [RefreshToken] {
         let environment = authority?.environment ?? account.environment
-        return try group.index().refreshTokenCandidates(
-            account: account.homeAccountId.normalised, environment: environment, client: client
-        )
-        .compactMap { if case .refreshToken(let token) = $0.entry.entry { token } else { nil } }
+        return try group.find { snapshot in
+            let tokens = snapshot.index.refreshTokenCandidates(
+                account: account.homeAccountId.normalised, environment: environment, client: client
+            )
+            .compactMap { if case .refreshToken(let token) = $0.entry.entry { token } else { nil } }
+            return tokens.isEmpty ? nil : tokens
+        } ?? []
     }
 
     // MARK: - Writes

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Testing
 
 @testable import SecureTokenCache
@@ -150,6 +151,44 @@ import Testing
             #expect(error.code == .insecurePermissions)
         }
         #expect(!FileManager.default.fileExists(atPath: folder.path + "/elsewhere"))
+    }
+
+    /// Writes `bytes` over the document in place, as msal-extensions does (truncate, write).
+    func writeInPlace(_ bytes: [UInt8]) throws {
+        let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        try #require(fd >= 0, "open: \(errno)")
+        defer { close(fd) }
+        try #require(bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) } == bytes.count)
+    }
+
+    /// Another tool's cache: the document it writes is its group's export.
+    func toolCache() throws -> TokenCache { try TokenCache(clientId: Fixtures.clientA, group: CacheGroup(inMemory: "tool")) }
+
+    /// A tool that removes the cache's folder and makes it again leaves the watcher nothing to
+    /// watch: no event ever announces the new document, and the lookup that misses it finds it.
+    @Test func aDocumentNoWatcherCanSeeIsFoundByTheLookupThatMissesIt() throws {
+        try FileManager.default.createDirectory(atPath: folder.path + "/tool", withIntermediateDirectories: true)
+        let tool = try toolCache()
+        try tool.store(Fixtures.response(accessToken: "before"), for: Fixtures.request())
+        try writeInPlace(try tool.group.exportMSAL(includeSecrets: true))
+        let group = try open()
+        let ours = try TokenCache(clientId: Fixtures.clientA, group: group)
+        #expect(try ours.accounts().count == 1)
+
+        let generation = group.generation
+        try FileManager.default.removeItem(atPath: folder.path + "/tool")
+        // The watcher announces the removal, then its watch is gone with the folder.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while group.generation == generation, ContinuousClock.now < deadline { SystemCall.sleep(for: .milliseconds(1)) }
+        try #require(group.generation != generation, "the watcher did not announce the removal")
+        #expect(try ours.accounts().isEmpty)
+
+        try FileManager.default.createDirectory(atPath: folder.path + "/tool", withIntermediateDirectories: true)
+        try tool.store(
+            Fixtures.response(accessToken: "after", scope: "Files.Read"), for: Fixtures.request(scopes: ["Files.Read"]))
+        try writeInPlace(try tool.group.exportMSAL(includeSecrets: true))
+        let account = try #require(try ours.account(username: "Alice@Contoso.com"))
+        #expect(try ours.accessToken(for: ["Files.Read"], account: account)?.token.secret == "after")
     }
 
     @Test func aDocumentOtherUsersCanReadIsReportedAndMadePrivateByTheNextWrite() throws {
