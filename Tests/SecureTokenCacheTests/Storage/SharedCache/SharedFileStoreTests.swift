@@ -153,6 +153,50 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: folder.path + "/elsewhere"))
     }
 
+    /// A lock file that no tool makes: a folder, a FIFO, a file of another user.
+    enum ForeignLockFile: String, CaseIterable, Sendable {
+        case directory, fifo, otherUsersFile
+
+        /// Makes it at `path`.
+        func make(at path: String) throws {
+            switch self {
+            case .directory:
+                try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+            case .fifo:
+                try #require(mkfifo(path, 0o600) == 0, "mkfifo: \(errno)")
+            case .otherUsersFile:
+                // A pid that cannot be alive: were the file ours, it would be taken over.
+                FileManager.default.createFile(atPath: path, contents: Data("99999999 other".utf8))
+                try #require(chown(path, 65534, 65534) == 0, "chown: \(errno)")
+            }
+        }
+
+        /// Whether this process can make it: only root can give a file to another user.
+        var canBeMade: Bool { self != .otherUsersFile || geteuid() == 0 }
+    }
+
+    @Test(arguments: ForeignLockFile.allCases.filter(\.canBeMade))
+    func aLockFileThatIsNotAToolsFileIsATypedErrorAndTheDocumentStaysAsItWas(lockFile: ForeignLockFile) throws {
+        let vector = try Fixtures.vector("v2_two_accounts_two_tenants")
+        try FileManager.default.createDirectory(atPath: folder.path + "/tool", withIntermediateDirectories: true)
+        FileManager.default.createFile(atPath: path, contents: Data(vector), attributes: [.posixPermissions: 0o600])
+        let group = try open()
+        try lockFile.make(at: path + ".lockfile")
+        let before = try #require(try SystemCall.lstat(path + ".lockfile", "test"))
+        do {
+            try TokenCache(clientId: Fixtures.clientA, group: group).store(Fixtures.response(), for: Fixtures.request())
+            Issue.record("a write went ahead with a \(lockFile) as the lock file")
+        } catch let error as TokenCacheError {
+            #expect(error.code == .insecurePermissions)
+            #expect(error.message.contains(path + ".lockfile"), "\(error.message)")
+            #expect(error.message.contains("nothing was written: remove it"), "\(error.message)")
+        }
+        #expect(try document() == vector, "the document was changed")
+        let after = try #require(try SystemCall.lstat(path + ".lockfile", "test"))
+        #expect(after.st_mode == before.st_mode && after.st_ino == before.st_ino, "the lock file was replaced")
+        #expect(try group.exportMSAL(includeSecrets: true) == vector)
+    }
+
     /// Writes `bytes` over the document in place, as msal-extensions does (truncate, write).
     func writeInPlace(_ bytes: [UInt8]) throws {
         let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
