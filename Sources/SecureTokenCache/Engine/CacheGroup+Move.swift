@@ -37,9 +37,13 @@ extension CacheGroup {
         let from = try open(name, configuration: source)
         let to = try open(name, configuration: destination)
         let (existing, destinationCursor) = try to.store.load()
-        guard existing.isEmpty else {
+        // A shared cache a tool signed out of, or one a move emptied, is a document with empty
+        // sections: the order of its sections is all it holds, nothing to merge with.
+        let layout = existing.filter { $0.id.kind == .layout }
+        guard existing.count == layout.count else {
             throw TokenCacheError(
-                .invalidArgument, "the destination already holds \(existing.count) records of group \(name); nothing was moved")
+                .invalidArgument,
+                "the destination already holds \(existing.count - layout.count) records of group \(name); nothing was moved")
         }
         var moved = 0
         _ = try from.store.transact(since: StoreCursor.start) { transaction in
@@ -48,10 +52,12 @@ extension CacheGroup {
             try collect(transaction.update, into: &records)
             let copy = Array(records.values)
             _ = try to.store.transact(since: destinationCursor) { _ in copy.map(RecordChange.put) }
-            // Read the copy back before the source loses anything.
+            // Read the copy back before the source loses anything. The destination's layout stays
+            // unless the source brought its own.
             let (written, _) = try to.store.load()
             let check = Dictionary(written.map { ($0.id, $0.payload) }, uniquingKeysWith: { first, _ in first })
-            guard check.count == records.count, records.allSatisfy({ check[$0.key] == $0.value.payload }) else {
+            let kept = layout.filter { records[$0.id] == nil }.count
+            guard check.count == records.count + kept, records.allSatisfy({ check[$0.key] == $0.value.payload }) else {
                 throw TokenCacheError(
                     .ioFailure, "the copy of group \(name) did not read back whole; the source was kept as it was")
             }

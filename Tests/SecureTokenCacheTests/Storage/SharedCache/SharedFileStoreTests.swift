@@ -244,6 +244,27 @@ import Testing
         #expect(try #require(try SystemCall.lstat(path, "test")).st_mode & 0o777 == 0o600)
     }
 
+    /// A tool's document that a sign-out or a move emptied still lists its sections, and holds
+    /// nothing to merge with: a group moves into it, and back.
+    @Test func aGroupMovesIntoADocumentThatWasEmptiedAndBack() throws {
+        let vector = try Fixtures.vector("v2_two_accounts_two_tenants")
+        let emptied = #"{"AccessToken": {}, "Account": {}, "IdToken": {}, "RefreshToken": {}, "AppMetadata": {}}"#
+        let other = folder.path + "/other/msal.cache.nocae"
+        for (file, contents) in [(path, vector), (other, Array(emptied.utf8))] {
+            try FileManager.default.createDirectory(
+                atPath: SystemCall.parentDirectory(of: file), withIntermediateDirectories: true)
+            FileManager.default.createFile(atPath: file, contents: Data(contents), attributes: [.posixPermissions: 0o600])
+        }
+        var there = configuration()
+        there.sharedCache = .file(path: other)
+        #expect(try CacheGroup.move("shared", from: configuration(), to: there) > 0)
+        #expect(try CacheGroup.open("shared", configuration: there).exportMSAL(includeSecrets: true) == vector)
+        #expect(try CacheGroup.open("shared", configuration: configuration()).statistics().countByKind.isEmpty)
+
+        #expect(try CacheGroup.move("shared", from: there, to: configuration()) > 0)
+        #expect(try document() == vector)
+    }
+
     @Test func openExistingCreatesNothingWhenThereIsNoDocument() throws {
         #expect(throws: TokenCacheError.self) { try CacheGroup.openExisting("shared", configuration: configuration()) }
         #expect(!FileManager.default.fileExists(atPath: folder.path + "/tool"))
