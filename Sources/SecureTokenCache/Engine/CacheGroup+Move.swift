@@ -1,17 +1,20 @@
 import Glibc
 
 extension CacheGroup {
-    /// Moves the group `name` between the keyring store and the file store (either direction),
-    /// losing nothing: every record (tokens, accounts, sign-in state, unknown MSAL sections) is
-    /// copied, the copy is read back and compared, and only then is the source emptied. Returns
-    /// the number of records moved.
+    /// Moves the group `name` between any two stores that outlive the process, in either
+    /// direction: the keyring store, the file store, and the other tools' shared caches
+    /// (``MSALSharedCache``), one tool's into another's too. Nothing is lost: every record
+    /// (tokens, accounts, sign-in state, unknown MSAL sections) is copied, the copy is read back
+    /// and compared, and only then is the source emptied. Returns the number of records moved.
     ///
     /// The copy is made under the source group's lock, so no write of another process can slip
     /// between the copy and the emptying; processes that still have the group open in the old
     /// store should reopen it. A file-store source directory is emptied and set aside as
     /// `.<name>.moved-<time>` (sealed, holding no records), so `auto` finds the group in its new
-    /// home. Throws `.invalidArgument` if the destination already holds records or either side
-    /// is `.auto` or a store that does not outlive the process.
+    /// home. A shared cache that is the source is left as a valid, empty document: its tool is
+    /// signed out; one that is the destination signs its tool in, and holds the tokens unsealed.
+    /// Throws `.invalidArgument` if the destination already holds records or either side is
+    /// `.auto` or a store that does not outlive the process.
     ///
     /// ```swift
     /// let moved = try CacheGroup.move(
