@@ -3,8 +3,7 @@ import Testing
 
 /// The other tools' shared caches as `--store`: the presets' paths, every command on an
 /// msal-file document, `discover`, `move`, and damaged documents. Each test has its own home
-/// folder; the file kind is enough for all of it (the keyring kind is only asked to say where
-/// it would look).
+/// folder. The keyring kinds, which need the private keyring, are ``Keyring``'s.
 @Suite(.timeLimit(.minutes(3))) struct SharedCacheTests {
     let folder: URL
     var home: URL { folder.appendingPathComponent("home") }

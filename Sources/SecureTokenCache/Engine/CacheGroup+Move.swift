@@ -1,17 +1,20 @@
 import Glibc
 
 extension CacheGroup {
-    /// Moves the group `name` between the keyring store and the file store (either direction),
-    /// losing nothing: every record (tokens, accounts, sign-in state, unknown MSAL sections) is
-    /// copied, the copy is read back and compared, and only then is the source emptied. Returns
-    /// the number of records moved.
+    /// Moves the group `name` between any two stores that outlive the process, in either
+    /// direction: the keyring store, the file store, and the other tools' shared caches
+    /// (``MSALSharedCache``), one tool's into another's too. Nothing is lost: every record
+    /// (tokens, accounts, sign-in state, unknown MSAL sections) is copied, the copy is read back
+    /// and compared, and only then is the source emptied. Returns the number of records moved.
     ///
     /// The copy is made under the source group's lock, so no write of another process can slip
     /// between the copy and the emptying; processes that still have the group open in the old
     /// store should reopen it. A file-store source directory is emptied and set aside as
     /// `.<name>.moved-<time>` (sealed, holding no records), so `auto` finds the group in its new
-    /// home. Throws `.invalidArgument` if the destination already holds records or either side
-    /// is `.auto` or a store that does not outlive the process.
+    /// home. A shared cache that is the source is left as a valid, empty document: its tool is
+    /// signed out; one that is the destination signs its tool in, and holds the tokens unsealed.
+    /// Throws `.invalidArgument` if the destination already holds records or either side is
+    /// `.auto` or a store that does not outlive the process.
     ///
     /// ```swift
     /// let moved = try CacheGroup.move(
@@ -37,9 +40,13 @@ extension CacheGroup {
         let from = try open(name, configuration: source)
         let to = try open(name, configuration: destination)
         let (existing, destinationCursor) = try to.store.load()
-        guard existing.isEmpty else {
+        // A shared cache a tool signed out of, or one a move emptied, is a document with empty
+        // sections: the order of its sections is all it holds, nothing to merge with.
+        let layout = existing.filter { $0.id.kind == .layout }
+        guard existing.count == layout.count else {
             throw TokenCacheError(
-                .invalidArgument, "the destination already holds \(existing.count) records of group \(name); nothing was moved")
+                .invalidArgument,
+                "the destination already holds \(existing.count - layout.count) records of group \(name); nothing was moved")
         }
         var moved = 0
         _ = try from.store.transact(since: StoreCursor.start) { transaction in
@@ -48,10 +55,12 @@ extension CacheGroup {
             try collect(transaction.update, into: &records)
             let copy = Array(records.values)
             _ = try to.store.transact(since: destinationCursor) { _ in copy.map(RecordChange.put) }
-            // Read the copy back before the source loses anything.
+            // Read the copy back before the source loses anything. The destination's layout stays
+            // unless the source brought its own.
             let (written, _) = try to.store.load()
             let check = Dictionary(written.map { ($0.id, $0.payload) }, uniquingKeysWith: { first, _ in first })
-            guard check.count == records.count, records.allSatisfy({ check[$0.key] == $0.value.payload }) else {
+            let kept = layout.filter { records[$0.id] == nil }.count
+            guard check.count == records.count + kept, records.allSatisfy({ check[$0.key] == $0.value.payload }) else {
                 throw TokenCacheError(
                     .ioFailure, "the copy of group \(name) did not read back whole; the source was kept as it was")
             }

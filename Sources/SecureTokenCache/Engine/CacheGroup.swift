@@ -10,8 +10,10 @@ import Synchronization
 ///
 /// Reads never touch the disk or D-Bus: the group holds an immutable index snapshot and, before
 /// each lookup, compares the store's shared generation counter with the snapshot's (one atomic
-/// load). Only when another process committed does it replay what it has not seen. Writes are
-/// transactions under the group's cross-process lock.
+/// load). Only when another process committed does it replay what it has not seen. In another
+/// tool's shared cache (``MSALSharedCache``), a lookup that finds nothing first looks at the
+/// document's version (one `stat`), so that it never misses a write the tool has just finished.
+/// Writes are transactions under the group's cross-process lock.
 ///
 /// ```swift
 /// let group = try CacheGroup.open("com.contoso.apps")
@@ -173,6 +175,26 @@ public final class CacheGroup: Sendable {
     /// The index, fresh.
     func index() throws -> Index { try snapshot().index }
 
+    /// What `lookUp` finds in the latest snapshot. When it finds nothing, it looks again where
+    /// what it looks for may be that the snapshot does not show yet: first after asking the store
+    /// whether another process committed something the generation does not show yet
+    /// (``CacheStore/checkForChanges()``), then, for a store that keeps only part of the group
+    /// (``PartialStore``), after loading `partition`. A hit costs what it costs without this,
+    /// and a miss never answers from before a write another process has finished.
+    func find<Found>(in partition: @autoclosure () throws -> CachePartition? = nil, _ lookUp: (Snapshot) throws -> Found?)
+        throws -> Found?
+    {
+        if let found = try lookUp(snapshot()) { return found }
+        if store.checkForChanges(), let found = try lookUp(snapshot()) { return found }
+        guard partial != nil, let partition = try partition() else { return nil }
+        do {
+            guard try keep(partition) else { return nil }
+        } catch let error as TokenCacheError where keepsServing(through: error) {
+            return nil  // a miss: the app asks the authority instead
+        }
+        return try lookUp(snapshot())
+    }
+
     private func catchUp() throws -> Snapshot {
         try catchUpLock.withLock { decoder in
             while true {
@@ -217,19 +239,6 @@ public final class CacheGroup: Sendable {
         guard let partial, !partial.keeps(partition.storageKey) else { return false }
         try writerLock.withLock { _ in try keepHoldingWriterLock([partition.storageKey]) }
         return true
-    }
-
-    /// `answer` on a fresh snapshot; when it finds nothing and the group keeps only part of
-    /// itself (``PartialStore``) without `partition`, loads the partition and asks again.
-    func answer<T>(in partition: @autoclosure () -> CachePartition, _ answer: (Snapshot) throws -> T?) throws -> T? {
-        if let found = try answer(snapshot()) { return found }
-        guard partial != nil else { return nil }
-        do {
-            guard try keep(partition()) else { return nil }
-        } catch let error as TokenCacheError where keepsServing(through: error) {
-            return nil  // a miss: the app asks the authority instead
-        }
-        return try answer(snapshot())
     }
 
     /// ``keep(_:)`` for the caller that holds `writerLock` (a writer of this process publishing

@@ -72,19 +72,22 @@ extension TokenCache {
             }
         }
         try Self.checkAppScopes(scopes)
-        let realm = try Self.appRealm(of: authority, in: try group.index())
         let now = group.clock()
-        // A tenant may hold a token for each of thousands of resources: the one stored for
-        // exactly these scopes is found by its key, as msal-python finds it, not by a scan.
-        let key =
-            extCacheKey.map { "-\(authority.environment.host)-atext-\(client)-\(realm)-\(scopes.target)-\($0)" }
-            ?? "-\(authority.environment.host)-accesstoken-\(client)-\(realm)-\(scopes.target)"
-        let partition = CachePartition.app(clientId: client, tenantId: realm, extCacheKey: extCacheKey)
-        let answer = try group.answer(in: partition) { snapshot in
-            snapshot.index.accessToken(
+        // The partition is named by the tenant as the group resolves it now; a catch-up that
+        // teaches the group a domain's tenant files the token where the lookup then looks.
+        let partition = CachePartition.app(
+            clientId: client, tenantId: try Self.appRealm(of: authority, in: try group.index()), extCacheKey: extCacheKey)
+        let answer = try group.find(in: partition) { snapshot -> (found: AccessToken, generation: UInt64)? in
+            let realm = try Self.appRealm(of: authority, in: snapshot.index)
+            // A tenant may hold a token for each of thousands of resources: the one stored for
+            // exactly these scopes is found by its key, as msal-python finds it, not by a scan.
+            let key =
+                extCacheKey.map { "-\(authority.environment.host)-atext-\(client)-\(realm)-\(scopes.target)-\($0)" }
+                ?? "-\(authority.environment.host)-accesstoken-\(client)-\(realm)-\(scopes.target)"
+            return snapshot.index.accessToken(
                 in: appBucket(environment: authority.environment, realm: realm, extCacheKey: extCacheKey),
                 key: EntryID(kind: .accessToken, key: key.lowercased()), scopes: scopes, now: now
-            ).map { (found: $0, generation: snapshot.cursor.generation) }
+            ).map { ($0, snapshot.cursor.generation) }
         }
         guard let (found, generation) = answer else { return nil }
         noteUse(of: found)

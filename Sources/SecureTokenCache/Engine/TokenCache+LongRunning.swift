@@ -73,7 +73,7 @@ extension TokenCache {
     /// group has one.
     func longRunningRefreshToken(sessionKey: String, authority: Authority) throws -> RefreshToken? {
         let session = try Self.sessionIndexKey(sessionKey)
-        let stored = try group.answer(in: .onBehalfOf(key: session)) { snapshot in
+        let stored = try group.find(in: .onBehalfOf(key: session)) { snapshot in
             snapshot.index.onBehalfOfRefreshTokens(session: session, environment: authority.environment, client: client).first
         }
         guard case .refreshToken(let token)? = stored?.entry else { return nil }

@@ -50,7 +50,7 @@ extension TokenCache {
         -> CachedAccessToken?
     {
         let now = group.clock()
-        let found = try group.answer(in: .onBehalfOf(key: key)) { snapshot in
+        let found = try group.find(in: .onBehalfOf(key: key)) { snapshot in
             let realm = snapshot.index.tenantAliases[tenant] ?? tenant
             let bucket = AccessTokenBucket(
                 account: key, environment: authority.environment.groupKey, realm: HashedString(realm), client: clientKey,

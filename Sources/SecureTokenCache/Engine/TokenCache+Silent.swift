@@ -134,7 +134,10 @@ extension TokenCache {
             key: lockKey, timeout: lockWait
         ) {
             if account.isLegacy, try migratedAccount(replacing: account) != nil { return nil }
-            // Another caller may have refreshed while this one waited: take its token.
+            // Another caller may have refreshed while this one waited: take its token. A caller in
+            // another process may have stored it a moment ago, before this store's generation
+            // shows it: the check costs one system call, the request it may save a round trip.
+            _ = group.store.checkForChanges()
             let now = group.clock()
             let fresh = lookUp(
                 try group.index(), scopes: scopes, account: account, authority: authority, tokenType: "Bearer", now: now)

@@ -99,7 +99,7 @@ public final class TokenCache: Sendable {
             noteUse(of: remembered)
             return CachedAccessToken(token: remembered, shouldRefresh: remembered.shouldRefresh(at: now))
         }
-        let answer = try group.answer(in: .user(account.homeAccountId)) { snapshot in
+        let answer = try group.find(in: .user(account.homeAccountId)) { snapshot in
             lookUp(snapshot.index, scopes: scopes, account: account, authority: authority, tokenType: tokenType, now: now)
                 .map { (found: $0, generation: snapshot.cursor.generation) }
         }
@@ -164,20 +164,26 @@ public final class TokenCache: Sendable {
     /// family's) or signed into, minus those it signed out of. One entry per user (the home
     /// tenant's account entry).
     public func accounts() throws -> [Account] {
-        let index = try group.index()
-        return index.visibleAccounts(client: client).compactMap { index.primaryAccount($0) }
+        try group.find { snapshot in
+            let index = snapshot.index
+            let accounts = index.visibleAccounts(client: client).compactMap { index.primaryAccount($0) }
+            return accounts.isEmpty ? nil : accounts
+        } ?? []
     }
 
-    /// The account with this home account id (case-insensitive), if the group has it.
+    /// The account with this home account id (case-insensitive), if the group has it. A group in
+    /// a database that keeps only part of itself in memory loads the user's partition for it.
     public func account(identifier: String) throws -> Account? {
-        try group.index().primaryAccount(identifier.lowercased())
+        let homeAccount = identifier.lowercased()
+        return try group.find(in: .user(HomeAccountId(identifier))) { $0.index.primaryAccount(homeAccount) }
     }
 
     /// The account with this username (case-insensitive), preferring one this client sees.
     public func account(username: String) throws -> Account? {
-        let index = try group.index()
-        let matches = index.accounts(username: username)
-        return matches.first { index.isVisible($0.homeAccountId.normalised, to: client) } ?? matches.first
+        try group.find { snapshot in
+            let matches = snapshot.index.accounts(username: username)
+            return matches.first { snapshot.index.isVisible($0.homeAccountId.normalised, to: client) } ?? matches.first
+        }
     }
 
     /// The account this client last signed in with, and the one before it.
@@ -196,7 +202,7 @@ public final class TokenCache: Sendable {
     /// its own, then its family's (`family_id: ""` in its app metadata means no family).
     public func refreshTokens(for account: Account, authority: Authority? = nil) throws -> [RefreshToken] {
         let environment = authority?.environment ?? account.environment
-        let tokens = try group.answer(in: .user(account.homeAccountId)) { snapshot -> [RefreshToken]? in
+        let tokens = try group.find(in: .user(account.homeAccountId)) { snapshot -> [RefreshToken]? in
             let found = snapshot.index.refreshTokenCandidates(
                 account: account.homeAccountId.normalised, environment: environment, client: client
             )

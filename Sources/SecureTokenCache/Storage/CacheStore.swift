@@ -27,6 +27,14 @@
 /// - **Crash mid-commit.** A process killed at any point of a commit leaves the group at the
 ///   transaction before or the one it was writing, whole; the lock is released by the kernel or
 ///   taken over; a transaction whose ``transact(since:_:)`` returned is never lost.
+/// - **A miss may ask once more.** Before a lookup answers "nothing" (no token, no account), the
+///   engine calls ``checkForChanges()`` and, when it returns `true`, looks again. A store whose
+///   generation moves before a commit of any process returns needs nothing there: the default
+///   does nothing and returns `false`. A store whose generation learns of another process's
+///   commits only when a watcher thread wakes (``SharedCacheStore``: the other tools' writes)
+///   compares the medium with what it last read, at the cost of one `stat`, and moves the
+///   generation when they differ, so that a lookup right after another process's write never
+///   misses it. Never called on a hit, which stays one atomic load.
 /// - **Change notification.** ``changes()`` yields after each burst of commits by any process (a
 ///   hint to compare generations, never a change list); events may coalesce, never be missed.
 /// - **Never a shorter group, never plaintext.** A record that fails to open, a wrong key, damage
@@ -50,6 +58,11 @@ protocol CacheStore: AnyObject, Sendable {
     /// The group's shared generation counter: one atomic load.
     func currentGeneration() -> UInt64
 
+    /// Looks, at the cost of about one system call, for a commit of another process that
+    /// ``currentGeneration()`` does not show yet, and moves the generation when it finds one.
+    /// Returns whether it moved. Called only before a lookup answers "nothing".
+    func checkForChanges() -> Bool
+
     /// Everything the group holds, and the cursor after it.
     func load() throws -> ([Record], StoreCursor)
 
@@ -69,6 +82,10 @@ protocol CacheStore: AnyObject, Sendable {
 }
 
 extension CacheStore {
+    /// Nothing to look for: the generation moves with every commit, of any process, before the
+    /// commit returns.
+    func checkForChanges() -> Bool { false }
+
     /// Watches ``groupDirectory`` with inotify: every commit of a durable store writes there (the
     /// file store's log, the keyring store's journal).
     func changes() throws -> AsyncStream<Void> {

@@ -137,6 +137,22 @@ final class SharedCacheStore: CacheStore {
 
     func currentGeneration() -> UInt64 { announcer.generation.load(ordering: .acquiring) }
 
+    /// Compares the watched file's version now with the one the document was last read at, and
+    /// moves the generation when they differ: another tool's write the watcher's thread has not
+    /// announced yet, or one it cannot see (its folder was removed and made again).
+    func checkForChanges() -> Bool {
+        let now: DocumentVersion?
+        do {
+            now = try medium.version()
+        } catch {
+            // The next read that has a reason to look reports what is wrong with the file.
+            return false
+        }
+        guard now != state.withLock({ $0.version }) else { return false }
+        announcer.announce()
+        return true
+    }
+
     func changes() throws -> AsyncStream<Void> { announcer.listeners.stream() }
 
     func load() throws -> ([Record], StoreCursor) {

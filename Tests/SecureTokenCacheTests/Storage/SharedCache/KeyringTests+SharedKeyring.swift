@@ -141,6 +141,7 @@ extension KeyringTests {
         @Test(.tags(.slow)) func theDotNetItemIsWhatDotNetWritesAndMsalPythonReadsIt() throws {
             let item = try moved(try MSALSharedCache.azureIdentityDotNet())
             #expect(item.schema == "msal.cache" && item.label == "MSALCache" && !item.matchesSchemaName)
+            #expect(item.collection == "default")
             try client(item).clear(attributes: item.attributes)
             let group = try open(item)
             try storeToken("at-for-dotnet", in: group)
@@ -154,6 +155,11 @@ extension KeyringTests {
                 ])
             let lines = (output.stdout + "\n" + output.stderr).split(separator: "\n").map(String.init)
             #expect(lines.filter { $0.hasPrefix("[/") }.count == 1, "one item: \(lines)")
+            // In the collection the `default` alias names, as the .NET extension stores it.
+            let defaultCollection = try Self.secretService(["ReadAlias", "default"])
+            #expect(defaultCollection.count == 1)
+            let paths = try Self.secretService(["SearchItems", Self.dictionary(item.attributes)])
+            #expect(paths.count == 1 && paths.allSatisfy { $0.hasPrefix(defaultCollection[0] + "/") }, "\(paths)")
             #expect(lines.contains("label = MSALCache"))
             // libsecret stores the schema name as xdg:schema even when lookups do not match it;
             // secret-tool shows it as the item's schema.
@@ -173,6 +179,26 @@ extension KeyringTests {
             #expect(answer.secret == "at-for-dotnet")
             #expect(answer.network_calls == 0)
             #expect(answer.content_type == "text/plain")
+        }
+
+        /// The object paths the Secret Service answers `method` with (for `SearchItems`, the
+        /// unlocked items' and then the locked ones').
+        static func secretService(_ call: [String]) throws -> [String] {
+            let gdbus = try #require(Support.which("gdbus"), "gdbus (libglib2.0-bin) is not installed")
+            let answer = try Support.run(
+                gdbus,
+                [
+                    "call", "--session", "--dest", "org.freedesktop.secrets", "--object-path", "/org/freedesktop/secrets",
+                    "--method", "org.freedesktop.Secret.Service." + call[0],
+                ] + call.dropFirst())
+            try #require(answer.status == 0, "\(answer.stderr)")
+            // (objectpath '/org/freedesktop/secrets/collection/login',) or ([objectpath '...'], @ao [])
+            return answer.stdout.split(separator: "'").map(String.init).filter { $0.hasPrefix("/org/freedesktop/secrets/") }
+        }
+
+        /// `attributes` as a GVariant text dictionary.
+        static func dictionary(_ attributes: [String: String]) -> String {
+            "{" + attributes.sorted { $0.key < $1.key }.map { "'\($0.key)': '\($0.value)'" }.joined(separator: ", ") + "}"
         }
 
         /// Without matching the schema name, an item is found by its attributes alone, as the

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Testing
 
 @testable import SecureTokenCache
@@ -152,6 +153,88 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: folder.path + "/elsewhere"))
     }
 
+    /// A lock file that no tool makes: a folder, a FIFO, a file of another user.
+    enum ForeignLockFile: String, CaseIterable, Sendable {
+        case directory, fifo, otherUsersFile
+
+        /// Makes it at `path`.
+        func make(at path: String) throws {
+            switch self {
+            case .directory:
+                try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+            case .fifo:
+                try #require(mkfifo(path, 0o600) == 0, "mkfifo: \(errno)")
+            case .otherUsersFile:
+                // A pid that cannot be alive: were the file ours, it would be taken over.
+                FileManager.default.createFile(atPath: path, contents: Data("99999999 other".utf8))
+                try #require(chown(path, 65534, 65534) == 0, "chown: \(errno)")
+            }
+        }
+
+        /// Whether this process can make it: only root can give a file to another user.
+        var canBeMade: Bool { self != .otherUsersFile || geteuid() == 0 }
+    }
+
+    @Test(arguments: ForeignLockFile.allCases.filter(\.canBeMade))
+    func aLockFileThatIsNotAToolsFileIsATypedErrorAndTheDocumentStaysAsItWas(lockFile: ForeignLockFile) throws {
+        let vector = try Fixtures.vector("v2_two_accounts_two_tenants")
+        try FileManager.default.createDirectory(atPath: folder.path + "/tool", withIntermediateDirectories: true)
+        FileManager.default.createFile(atPath: path, contents: Data(vector), attributes: [.posixPermissions: 0o600])
+        let group = try open()
+        try lockFile.make(at: path + ".lockfile")
+        let before = try #require(try SystemCall.lstat(path + ".lockfile", "test"))
+        do {
+            try TokenCache(clientId: Fixtures.clientA, group: group).store(Fixtures.response(), for: Fixtures.request())
+            Issue.record("a write went ahead with a \(lockFile) as the lock file")
+        } catch let error as TokenCacheError {
+            #expect(error.code == .insecurePermissions)
+            #expect(error.message.contains(path + ".lockfile"), "\(error.message)")
+            #expect(error.message.contains("nothing was written: remove it"), "\(error.message)")
+        }
+        #expect(try document() == vector, "the document was changed")
+        let after = try #require(try SystemCall.lstat(path + ".lockfile", "test"))
+        #expect(after.st_mode == before.st_mode && after.st_ino == before.st_ino, "the lock file was replaced")
+        #expect(try group.exportMSAL(includeSecrets: true) == vector)
+    }
+
+    /// Writes `bytes` over the document in place, as msal-extensions does (truncate, write).
+    func writeInPlace(_ bytes: [UInt8]) throws {
+        let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        try #require(fd >= 0, "open: \(errno)")
+        defer { close(fd) }
+        try #require(bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) } == bytes.count)
+    }
+
+    /// Another tool's cache: the document it writes is its group's export.
+    func toolCache() throws -> TokenCache { try TokenCache(clientId: Fixtures.clientA, group: CacheGroup(inMemory: "tool")) }
+
+    /// A tool that removes the cache's folder and makes it again leaves the watcher nothing to
+    /// watch: no event ever announces the new document, and the lookup that misses it finds it.
+    @Test func aDocumentNoWatcherCanSeeIsFoundByTheLookupThatMissesIt() throws {
+        try FileManager.default.createDirectory(atPath: folder.path + "/tool", withIntermediateDirectories: true)
+        let tool = try toolCache()
+        try tool.store(Fixtures.response(accessToken: "before"), for: Fixtures.request())
+        try writeInPlace(try tool.group.exportMSAL(includeSecrets: true))
+        let group = try open()
+        let ours = try TokenCache(clientId: Fixtures.clientA, group: group)
+        #expect(try ours.accounts().count == 1)
+
+        let generation = group.generation
+        try FileManager.default.removeItem(atPath: folder.path + "/tool")
+        // The watcher announces the removal, then its watch is gone with the folder.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while group.generation == generation, ContinuousClock.now < deadline { SystemCall.sleep(for: .milliseconds(1)) }
+        try #require(group.generation != generation, "the watcher did not announce the removal")
+        #expect(try ours.accounts().isEmpty)
+
+        try FileManager.default.createDirectory(atPath: folder.path + "/tool", withIntermediateDirectories: true)
+        try tool.store(
+            Fixtures.response(accessToken: "after", scope: "Files.Read"), for: Fixtures.request(scopes: ["Files.Read"]))
+        try writeInPlace(try tool.group.exportMSAL(includeSecrets: true))
+        let account = try #require(try ours.account(username: "Alice@Contoso.com"))
+        #expect(try ours.accessToken(for: ["Files.Read"], account: account)?.token.secret == "after")
+    }
+
     @Test func aDocumentOtherUsersCanReadIsReportedAndMadePrivateByTheNextWrite() throws {
         try FileManager.default.createDirectory(atPath: folder.path + "/tool", withIntermediateDirectories: true)
         FileManager.default.createFile(atPath: path, contents: Data("{}".utf8), attributes: [.posixPermissions: 0o644])
@@ -159,6 +242,27 @@ import Testing
         #expect(group.storeDescription.warnings.contains { $0.contains("mode 644") && $0.contains("chmod 600") })
         try TokenCache(clientId: Fixtures.clientA, group: group).store(Fixtures.response(), for: Fixtures.request())
         #expect(try #require(try SystemCall.lstat(path, "test")).st_mode & 0o777 == 0o600)
+    }
+
+    /// A tool's document that a sign-out or a move emptied still lists its sections, and holds
+    /// nothing to merge with: a group moves into it, and back.
+    @Test func aGroupMovesIntoADocumentThatWasEmptiedAndBack() throws {
+        let vector = try Fixtures.vector("v2_two_accounts_two_tenants")
+        let emptied = #"{"AccessToken": {}, "Account": {}, "IdToken": {}, "RefreshToken": {}, "AppMetadata": {}}"#
+        let other = folder.path + "/other/msal.cache.nocae"
+        for (file, contents) in [(path, vector), (other, Array(emptied.utf8))] {
+            try FileManager.default.createDirectory(
+                atPath: SystemCall.parentDirectory(of: file), withIntermediateDirectories: true)
+            FileManager.default.createFile(atPath: file, contents: Data(contents), attributes: [.posixPermissions: 0o600])
+        }
+        var there = configuration()
+        there.sharedCache = .file(path: other)
+        #expect(try CacheGroup.move("shared", from: configuration(), to: there) > 0)
+        #expect(try CacheGroup.open("shared", configuration: there).exportMSAL(includeSecrets: true) == vector)
+        #expect(try CacheGroup.open("shared", configuration: configuration()).statistics().countByKind.isEmpty)
+
+        #expect(try CacheGroup.move("shared", from: there, to: configuration()) > 0)
+        #expect(try document() == vector)
     }
 
     @Test func openExistingCreatesNothingWhenThereIsNoDocument() throws {

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import TestSupport
 import Testing
 
@@ -77,8 +78,8 @@ struct SharedPeerProofs {
     /// What `stc-testhelper` needs before its command for this medium.
     var helperOptions: [String] { medium == .keyring ? ["--store", "keyring"] : [] }
 
-    func open(lockTimeout: Duration = .seconds(30)) throws -> CacheGroup {
-        var configuration = CacheConfiguration(sharedCache: try sharedCache, lockTimeout: lockTimeout)
+    func open(lockTimeout: Duration = .seconds(30), logger: Logger = .discarding) throws -> CacheGroup {
+        var configuration = CacheConfiguration(sharedCache: try sharedCache, lockTimeout: lockTimeout, logger: logger)
         // Where stc-testhelper keeps it too: every process of a test shares the refresh locks.
         configuration.directory = SystemCall.parentDirectory(of: path) + "/stc"
         return try CacheGroup.open("shared", configuration: configuration)
@@ -241,12 +242,17 @@ struct SharedPeerProofs {
     }
 
     /// 100 writers of ours, each killed with SIGKILL at a random moment up to `window` after its
-    /// first write: `window` spans at least one whole write on the medium.
+    /// first write: `window` spans at least one whole write on the medium. Some of the kills land
+    /// while the writer holds the lock file, which then names the dead writer; the next write
+    /// takes it over.
     func aWriterKilledMidWriteLeavesEveryAcknowledgedWriteAndItsLockIsTakenOver(window: Duration) throws {
         let rounds = 100
         let peer = try SharedPeerAccount(.filelock)
         let helper = try #require(testHelperPath, "stc-testhelper not found next to the tests")
-        let cache = try TokenCache(clientId: peer.clientId, group: open())
+        let log = CapturedLog()
+        let cache = try TokenCache(clientId: peer.clientId, group: open(logger: log.logger))
+        let lockFile = path + ".lockfile"
+        var killedHoldingTheLock = 0
         var acknowledged: Set<String> = []
         var random = SystemRandomNumberGenerator()
         for round in 0..<rounds {
@@ -264,15 +270,23 @@ struct SharedPeerProofs {
             for line in lines where line.hasPrefix("ack ") { acknowledged.insert("k\(round)-\(line.dropFirst(4))") }
             let missing = acknowledged.subtracting(try scopesInDocument())
             #expect(missing.isEmpty, "round \(round): acknowledged and gone: \(missing.sorted())")
+            if SharedCacheLock.holder(at: lockFile) == writer.pid { killedHoldingTheLock += 1 }
             // The dead writer's lock file is taken over at once: msal-extensions gives up after
             // about five seconds, and this write must not wait for anything like it.
             let start = ContinuousClock.now
             try cache.store(
                 peer.response(scope: "after-\(round)", secret: "at-after-\(round)"), for: peer.request(scope: "after-\(round)"))
             #expect(ContinuousClock.now - start < .seconds(2), "round \(round): the write waited for the dead writer's lock")
+            #expect(!FileManager.default.fileExists(atPath: lockFile), "round \(round): the lock file stays after the write")
             acknowledged.insert("after-\(round)")
         }
         #expect(try scopesInDocument().isSuperset(of: acknowledged))
+        // Kills that left the lock file naming the dead writer, each taken over by the next write.
+        let takeOvers = log.messages.filter { $0.message.hasPrefix("taking over the shared cache's lock file") }.count
+        print(
+            "SharedPeerProofs: \(medium): \(killedHoldingTheLock) of \(rounds) kills landed while the writer held the lock file")
+        #expect(killedHoldingTheLock > 0, "no kill landed while the writer held the lock file")
+        #expect(takeOvers == killedHoldingTheLock)
         // Nothing a killed writer left behind stays beside the document.
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: SystemCall.parentDirectory(of: path)).filter {
             $0.contains(".stc-")
