@@ -98,25 +98,27 @@ struct GroupSoak {
                     journals[worker].completedOperations == operationsPerWorker,
                     "worker \(worker) stopped after \(journals[worker].completedOperations) operations")
             }
-            let done = journals.map(\.completedOperations).reduce(0, +)
-            guard figures.kills < kills, done >= killPoints[figures.kills],
+            // Every kill whose point the soak has passed, not one per tick: fast workers would
+            // otherwise finish before the last points come.
+            while figures.kills < kills, journals.map(\.completedOperations).reduce(0, +) >= killPoints[figures.kills],
                 let victim = (0..<workers).filter({ running[$0] != nil }).randomElement(using: &generator)
-            else { continue }
-            running[victim]!.kill()
-            _ = running[victim]!.finish()
-            running[victim] = nil
-            figures.kills += 1
-            try journals[victim].read()
-            switch journals[victim].events[firstEvent[victim]...].last {
-            case nil: figures.killedOpening += 1
-            case .put?, .signOut?: figures.killedMidWrite += 1
-            default: break
-            }
-            let left = operationsPerWorker - journals[victim].completedOperations
-            if left > 0 {
-                incarnations[victim] += 1
-                running[victim] = try start(victim, operations: left)
-                figures.restarts += 1
+            {
+                running[victim]!.kill()
+                _ = running[victim]!.finish()
+                running[victim] = nil
+                figures.kills += 1
+                try journals[victim].read()
+                switch journals[victim].events[firstEvent[victim]...].last {
+                case nil: figures.killedOpening += 1
+                case .put?, .signOut?: figures.killedMidWrite += 1
+                default: break
+                }
+                let left = operationsPerWorker - journals[victim].completedOperations
+                if left > 0 {
+                    incarnations[victim] += 1
+                    running[victim] = try start(victim, operations: left)
+                    figures.restarts += 1
+                }
             }
         }
         let final = try processes.start("soak-read", ["\(workers)"]).finish()
