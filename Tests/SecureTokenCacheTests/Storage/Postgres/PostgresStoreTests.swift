@@ -436,6 +436,37 @@
             }
         }
 
+        /// A table dropped under a running instance: its next write is a typed error that says what
+        /// happened and what to do (nothing is kept: this is no outage), and its lookups of what it
+        /// holds are still served.
+        @Test func aTableDroppedWhileRunningIsATypedError() throws {
+            let database = "stc_dropped_\(UUID().uuidString.prefix(8).lowercased())"
+            try Support.psql("CREATE DATABASE \(database) OWNER stc", database: "postgres")
+            defer { _ = try? Support.psql("DROP DATABASE \(database) WITH (FORCE)", database: "postgres") }
+            var configuration = try PostgresStoreConfiguration(url: Support.socketURL())
+            configuration.database = database
+            let group = try CacheGroup.open(
+                Support.uniqueGroup("dropped"), postgres: configuration, configuration: Self.configuration())
+            let cache = try TokenCache(clientId: Fixtures.clientA, group: group)
+            try cache.store(Fixtures.response(), for: Fixtures.request())
+            let account = try #require(try cache.accounts().first)
+            try Support.psql("DROP TABLE stc_rows", database: database)
+            var error: TokenCacheError?
+            do {
+                try cache.store(
+                    Fixtures.response(accessToken: "at-after-drop", scope: "Mail.Read"),
+                    for: Fixtures.request(scopes: ["Mail.Read"]))
+            } catch let caught as TokenCacheError {
+                error = caught
+            }
+            #expect(error?.code == .databaseFailure, "\(String(describing: error))")
+            #expect(
+                error?.message.contains("missing") == true && error?.message.contains("dropped") == true,
+                "\(String(describing: error))")
+            #expect(group.pendingWrites == 0)
+            #expect(try cache.accessToken(for: ["User.Read"], account: account)?.token.secret == "at-secret")
+        }
+
         /// Tables made by a newer version of the library are refused, and left as they are.
         @Test func aNewerSchemaIsUnsupportedFormat() throws {
             let database = "stc_newer_\(UUID().uuidString.prefix(8).lowercased())"
