@@ -102,9 +102,29 @@
             srand48(seed)
             func random(_ count: Int) -> Int { lrand48() % count }
             let caches = try (0..<workers).map { try TokenCache(clientId: Soak.client($0), group: group) }
-            let own = caches[worker]
             let opened = try seen()
             note("start \(incarnation) \(seed) \(opened) \(now())")
+            do {
+                try soakOperations(
+                    group, caches: caches, worker: worker, workers: workers, incarnation: incarnation, operations: operations,
+                    interrupted: interrupted, note: note, seen: seen, random: random)
+            } catch let error as TokenCacheError where error.code == .databaseUnavailable {
+                // The database went away under this incarnation: what it was writing may or may not
+                // have committed, as if it had been killed; the soak starts another.
+                SystemCall.close(journal)
+                say("outage \(error.code)")
+                return
+            }
+            SystemCall.close(journal)
+            say("done \(operations)")
+        }
+
+        /// The operations of one soak incarnation (see ``soak(_:journal:workers:worker:incarnation:seed:operations:)``).
+        private static func soakOperations(
+            _ group: CacheGroup, caches: [TokenCache], worker: Int, workers: Int, incarnation: Int, operations: Int,
+            interrupted: (account: Int, scope: Int)?, note: (String) -> Void, seen: () throws -> String, random: (Int) -> Int
+        ) throws {
+            let own = caches[worker]
             for operation in 0..<operations {
                 var roll = random(100)
                 var account = random(Soak.accounts)
@@ -138,8 +158,6 @@
                     note("ack \(after) \(now())")
                 }
             }
-            SystemCall.close(journal)
-            say("done \(operations)")
         }
 
         /// The register of the store or sign-out (scope 0 for it) a killed incarnation left

@@ -67,9 +67,16 @@ import Glibc
                         keyring: kind == "keyring", path: arguments[2], account: arguments[3], prefix: arguments[4])
                 case "soak" where arguments.count == 10:
                     let numbers = arguments[5...].map { Int($0)! }
+                    let opened: CacheGroup
+                    do {
+                        opened = try CacheGroup(name: group, store: Soak.open(kind, root, group))
+                    } catch let error as TokenCacheError where error.code == .databaseUnavailable {
+                        say("outage \(error.code)")  // the database is restarting: the soak starts another
+                        return
+                    }
                     try soak(
-                        CacheGroup(name: group, store: Soak.open(kind, root, group)), journal: arguments[4], workers: numbers[0],
-                        worker: numbers[1], incarnation: numbers[2], seed: numbers[3], operations: numbers[4])
+                        opened, journal: arguments[4], workers: numbers[0], worker: numbers[1], incarnation: numbers[2],
+                        seed: numbers[3], operations: numbers[4])
                 case "soak-read" where arguments.count == 5:
                     try soakRead(CacheGroup(name: group, store: Soak.open(kind, root, group)), workers: Int(arguments[4])!)
                 case "app-stampede" where arguments.count == 7:

@@ -22,6 +22,9 @@ struct GroupSoak {
     var operationsPerWorker: Int
     var kills: Int
     var seed = UInt64.random(in: 1...UInt64.max)
+    /// Run once when half the operations are done (a database restart, say); a worker whose call
+    /// meets it says `outage`, and is started again as a killed one is.
+    var midway: (() throws -> Void)? = nil
 
     /// What a run did and checked.
     struct Figures: CustomStringConvertible {
@@ -39,6 +42,8 @@ struct GroupSoak {
         var killedOpening = 0
         var killedMidWrite = 0
         var restarts = 0
+        /// Incarnations stopped by a call that met an outage (``midway``).
+        var outages = 0
         var compactions = 0
         var checks = SoakHistory.Checks()
         var duration = Duration.zero
@@ -49,6 +54,7 @@ struct GroupSoak {
             (\(stores) stores, \(signOuts) sign-outs, \(lookups) lookups of which \(ownLookups) of the process's own \
             tokens), \(kills) kills (\(killedOpening) while opening the group, \(killedMidWrite) in a store or sign-out), \
             \(restarts) restarts\
+            \(outages > 0 ? ", \(outages) incarnations stopped by an outage" : "")\
             \(store == "file" ? ", \(compactions) compactions" : ""); checks: \(checks); \
             \(duration.formatted(.units(allowed: [.seconds])))
             """
@@ -84,6 +90,7 @@ struct GroupSoak {
         // that every restarted worker still has work to do among the others.
         let total = workers * operationsPerWorker
         let killPoints = (0..<kills).map { _ in Int.random(in: total / 20...total * 9 / 10, using: &generator) }.sorted()
+        var midwayDone = false
         while running.contains(where: { $0 != nil }) {
             // A random moment: within whatever operation each worker is in at the time.
             SystemCall.sleep(for: .milliseconds(Int.random(in: 2...30, using: &generator)))
@@ -93,10 +100,21 @@ struct GroupSoak {
                 running[worker] = nil
                 let output = helper.finish()
                 try journals[worker].read()
+                if output.last?.hasPrefix("outage") == true {
+                    figures.outages += 1
+                    incarnations[worker] += 1
+                    running[worker] = try start(worker, operations: operationsPerWorker - journals[worker].completedOperations)
+                    figures.restarts += 1
+                    continue
+                }
                 try #require(output.last == "done \(assigned[worker])", "worker \(worker) failed: \(output.suffix(3))")
                 try #require(
                     journals[worker].completedOperations == operationsPerWorker,
                     "worker \(worker) stopped after \(journals[worker].completedOperations) operations")
+            }
+            if let step = midway, !midwayDone, journals.map(\.completedOperations).reduce(0, +) >= total / 2 {
+                midwayDone = true
+                try step()
             }
             // Every kill whose point the soak has passed, not one per tick: fast workers would
             // otherwise finish before the last points come.
@@ -122,7 +140,9 @@ struct GroupSoak {
             }
         }
         let final = try processes.start("soak-read", ["\(workers)"]).finish()
-        let history = SoakHistory(journals: journals)
+        // A database that a fleet shares promises each process its own history at once and the
+        // others' when their announcement arrives (README, the fleet's promise).
+        let history = SoakHistory(journals: journals, eventual: processes.store == "postgres")
         figures.checks = history.check(final: final)
         for message in figures.checks.failed.prefix(20) { Issue.record(Comment(rawValue: message)) }
         figures.duration = ContinuousClock.now - started

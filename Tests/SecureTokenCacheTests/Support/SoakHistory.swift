@@ -53,7 +53,7 @@ struct SoakHistory {
             \(lookups) lookups against the writers' journals and \(lookupOrders) against earlier lookups, \
             \(registers) tokens read at the end \
             (\(acknowledged) of them an acknowledged store), \(generationSteps) generation steps in a process and \
-            \(generationOrders) across processes, \
+            \(generationOrders) against earlier snapshots, \
             \(interruptedSeen) of \(interrupted) interrupted writes seen committed; \
             \(failures == 0 ? "nothing lost, no state that never existed" : "\(failures) FAILED")
             """
@@ -61,12 +61,18 @@ struct SoakHistory {
     }
 
     let journals: [SoakJournal]
+    /// Whether processes see each other's commits when their announcement arrives rather than at
+    /// once (a database that a fleet shares): then a process is checked against its own history
+    /// (never older than what it saw, its own writes at once), and another process's write may be
+    /// missing from its lookups until then, but never from the final read.
+    let eventual: Bool
     private(set) var writes: [Account: [Write]] = [:]
     /// The newest epoch anyone saw (1 plus the compactions of a file group).
     private(set) var lastEpoch: UInt64 = 0
 
-    init(journals: [SoakJournal]) {
+    init(journals: [SoakJournal], eventual: Bool = false) {
         self.journals = journals
+        self.eventual = eventual
         for journal in journals {
             var pending: Account?
             for event in journal.events {
@@ -120,6 +126,16 @@ struct SoakHistory {
         var who: String
     }
 
+    /// ``eachAfterOthers(_:_:)`` across processes, or, for an ``eventual`` history, within each
+    /// process (the final read, which comes after everything, is compared with every process).
+    func eachAfterOthers(_ sightings: [Sighting], _ body: (_ later: Sighting, _ furthestBefore: Sighting) -> Void) {
+        guard eventual else { return Self.eachAfterOthers(sightings, body) }
+        let last = sightings.filter { $0.start == .max }
+        for (_, own) in Dictionary(grouping: sightings.filter { $0.start != .max }, by: \.who) {
+            Self.eachAfterOthers(own + last, body)
+        }
+    }
+
     /// Each sighting that was taken after others had ended, with the furthest of those: it must
     /// not be behind that one. `body` gets both.
     static func eachAfterOthers(_ sightings: [Sighting], _ body: (_ later: Sighting, _ furthestBefore: Sighting) -> Void) {
@@ -152,7 +168,10 @@ struct SoakHistory {
         var lookups: [SoakJournal.Register: [Sighting]] = [:]
         func found(_ secret: String?, in register: SoakJournal.Register, start: UInt64, end: UInt64, by who: String) {
             if let secret { seen.insert(secret) }
-            let possible = possibleWrites(register, start: start, end: end)
+            // Another process's write reaches an eventual reader late: any write begun before the
+            // lookup ended may be what it finds, however long ago a later one returned.
+            let stale = eventual && who != "worker \(register.worker)" && start != .max
+            let possible = possibleWrites(register, start: stale ? 0 : start, end: end)
             let matching = possible.filter { $0.value == secret }.map(\.write)
             guard let low = matching.min(), let high = matching.max() else {
                 failed(
@@ -208,7 +227,7 @@ struct SoakHistory {
         // A snapshot is at least as new as the group when it was asked for and no newer than the
         // group when it came back, so one asked for after another came back (in any process) is
         // not older than that one.
-        Self.eachAfterOthers(snapshots) { later, earlier in
+        eachAfterOthers(snapshots) { later, earlier in
             checks.generationOrders += 1
             if earlier.low > later.high {
                 failed("\(later.who) saw generation \(later.high) after \(earlier.who) had seen \(earlier.low)")
@@ -236,7 +255,7 @@ struct SoakHistory {
         // finds it or a later write, never an earlier one. (A write interrupted by a kill may be
         // found or not, but not found and then undone.)
         for sightings in lookups.values {
-            Self.eachAfterOthers(sightings) { later, earlier in
+            eachAfterOthers(sightings) { later, earlier in
                 checks.lookupOrders += 1
                 if earlier.low > later.high {
                     failed(
