@@ -237,20 +237,20 @@ public final class CacheGroup: Sendable {
     /// its ``CacheConfiguration/memoryLimit``.
     func keep(_ partition: CachePartition) throws -> Bool {
         guard let partial, !partial.keeps(partition.storageKey) else { return false }
-        try writerLock.withLock { _ in try keepHoldingWriterLock([partition.storageKey]) }
+        try writerLock.withLock { _ in try keepHoldingWriterLock([partition.storageKey], evenIfEmpty: false) }
         return true
     }
 
     /// ``keep(_:)`` for the caller that holds `writerLock` (a writer of this process publishing
     /// meanwhile would install an index without the partitions).
-    private func keepHoldingWriterLock(_ keys: [String]) throws {
+    private func keepHoldingWriterLock(_ keys: [String], evenIfEmpty: Bool = true) throws {
         guard let partial else { return }
         try catchUpLock.withLock { decoder in
             let missing = keys.filter { !partial.keeps($0) }
             guard !missing.isEmpty else { return }
             let cursor = current.withLock { $0.cursor }
             do {
-                let update = try partial.keep(missing, since: cursor)
+                let update = try partial.keep(missing, since: cursor, evenIfEmpty: evenIfEmpty)
                 let decoded = try RecordCodec.decode(update, with: &decoder)
                 // Nothing else installs while both locks are held.
                 _ = install(decoded, from: cursor, to: update.cursor)

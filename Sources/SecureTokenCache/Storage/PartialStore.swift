@@ -19,8 +19,10 @@ protocol PartialStore: CacheStore {
     func keeps(_ partition: String) -> Bool
 
     /// Starts keeping `partitions` (by ``CachePartition/storageKey``): what changed since
-    /// `cursor` in the partitions kept so far, with every record of the new ones.
-    func keep(_ partitions: [String], since cursor: StoreCursor) throws -> StoreUpdate
+    /// `cursor` in the partitions kept so far, with every record of the new ones. A partition
+    /// that holds nothing is kept only `evenIfEmpty` (for a write about to fill it): a lookup
+    /// that finds nothing leaves nothing behind, however many callers it is asked about.
+    func keep(_ partitions: [String], since cursor: StoreCursor, evenIfEmpty: Bool) throws -> StoreUpdate
 
     /// Stops keeping `partitions`, whose records the caller no longer holds.
     func drop(_ partitions: [String])

@@ -197,13 +197,17 @@ final class RowStore: CacheStore, PartialStore {
         return residency.keeps(sealer.keyedPartition(partition))
     }
 
-    func keep(_ partitions: [String], since cursor: StoreCursor) throws -> StoreUpdate {
+    func keep(_ partitions: [String], since cursor: StoreCursor, evenIfEmpty: Bool) throws -> StoreUpdate {
         guard let residency else { return try update(since: cursor) }
-        let loading = partitions.map(sealer.keyedPartition)
+        var loading = partitions.map(sealer.keyedPartition)
         let before = currentGeneration()
         let (head, rows) = try database.rows(
             of: group, epoch: cursor.epoch, after: cursor.position, selection: selection(loading: loading))
         watch.advance(to: head.generation)
+        if !evenIfEmpty {
+            let held = Set(rows.lazy.filter { !$0.isDeletion }.compactMap(\.partition))
+            loading.removeAll { !held.contains($0) }
+        }
         residency.insert(loading)
         // A commit to these partitions announced before they were kept was not counted: catch up
         // again if the process heard of any commit this read may not hold.

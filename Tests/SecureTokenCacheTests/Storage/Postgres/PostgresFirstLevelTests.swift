@@ -65,9 +65,13 @@
                 held.entries.values.allSatisfy {
                     CachePartition(of: $0.entry).map { $0 == .user(Self.account(7).homeAccountId) } ?? true
                 })
-            // A user nobody stored is a miss, and costs no entry.
+            // A user nobody stored is a miss, and leaves nothing kept: the partition is asked for
+            // again next time, and a stream of unknown callers costs no memory.
+            let store = try #require(group.partial)
             #expect(try reader.accessToken(for: ["User.Read"], account: Self.account(99)) == nil)
             #expect(try group.index().count == held.count)
+            #expect(!store.keeps(CachePartition.user(Self.account(99).homeAccountId).storageKey))
+            #expect(store.keeps(CachePartition.user(Self.account(7).homeAccountId).storageKey))
         }
 
         /// Once a partition is in memory, a commit of another instance to it reaches this instance
