@@ -20,4 +20,16 @@
             credential: .secret("client secret from the vault"))
         send(authorization: "Bearer \(graph.token.secret)")
     }
+
+    /// The article "Running a fleet on PostgreSQL": a bounded first level and the outage policy.
+    func articleFleet() throws {
+        let database = try PostgresStoreConfiguration(url: "postgres://tokens@db.internal:5432/tokens?sslmode=require")
+        var configuration = CacheConfiguration(keySource: .keyFile(path: "/etc/contoso/token-cache.key"))
+        configuration.memoryLimit = 64 << 20  // what this instance keeps in memory of the fleet's callers
+        configuration.whenDatabaseUnavailable = .keepInMemory
+        let group = try CacheGroup.open("com.contoso.api", postgres: database, configuration: configuration)
+        let client = ConfidentialClient(
+            cache: try TokenCache(clientId: "66666666-aaaa-4bbb-8ccc-000000000006", group: group), credentialKind: .secret)
+        _ = client
+    }
 #endif
