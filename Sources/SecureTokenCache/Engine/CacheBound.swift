@@ -51,12 +51,18 @@ final class CacheBound: Sendable {
     /// The fixed part of ``cost(payloadBytes:)``.
     static let entryOverhead = 4_096
 
-    /// Notes that `entry` answered a lookup.
+    /// Notes that `entry` answered a lookup. An entry read from the store that the group has not
+    /// counted yet (loaded since the last count) is counted now, or its use would be lost until
+    /// a count sees it; one written here was counted by its write.
     func touch(_ entry: CacheEntry) {
         let identity = entry.storageIdentity
         state.withLock { state in
             state.tick &+= 1
-            state.used[identity]?.tick = state.tick
+            if state.used[identity] != nil {
+                state.used[identity]!.tick = state.tick
+            } else if case .payload(let payload) = entry.members {
+                state.used[identity] = Use(tick: state.tick, bytes: Self.cost(payloadBytes: payload.count))
+            }
         }
     }
 
@@ -235,4 +241,5 @@ final class CacheBound: Sendable {
         case .object: cost(payloadBytes: EntryPayload.encode(stored).count)
         }
     }
+
 }

@@ -29,6 +29,7 @@ extension CacheGroup {
     ///
     /// Throws `.notFound` when an account or client selection names nothing in the group.
     public func entriesToClear(_ selection: ClearSelection) throws -> [GroupEntry] {
+        try keepPartitions(of: selection)
         let index = try index()
         return Self.summaries(try Self.doomed(selection, in: index, now: clock()), in: index)
     }
@@ -37,11 +38,18 @@ extension CacheGroup {
     /// removed, which may differ from an earlier ``entriesToClear(_:)`` if another process wrote
     /// in between.
     ///
+    /// In a group that keeps only part of itself in memory (a database group with a
+    /// ``CacheConfiguration/memoryLimit``), an account (by home account id) or a partition is
+    /// loaded first, and selections that span the whole group are refused: open the group
+    /// without a limit (as `cachetool` does) to clear those.
+    ///
     /// Throws `.notFound` when an account or client selection names nothing in the group (then
-    /// nothing is changed), and the store's errors (`.lockTimeout`, `.ioFailure`, ...).
+    /// nothing is changed), `.invalidArgument` for a selection of the whole group where only part
+    /// is kept, and the store's errors (`.lockTimeout`, `.ioFailure`, ...).
     @discardableResult
     public func clear(_ selection: ClearSelection) throws -> [GroupEntry] {
-        try write { transaction in
+        try keepPartitions(of: selection)
+        return try write { transaction in
             let index = transaction.index
             let doomed = try Self.doomed(selection, in: index, now: clock())
             // Summarise before deleting: usernames come from account entries that may go too.
@@ -107,5 +115,26 @@ extension CacheGroup {
         }
         doomed.sort { ($0.id.kind.creationOrder, $0.ordinal) < ($1.id.kind.creationOrder, $1.ordinal) }
         return doomed
+    }
+}
+
+extension CacheGroup {
+    /// Loads what `selection` names when the group keeps only part of itself in memory, so that
+    /// clearing it clears it in the store; refuses a selection that spans the whole group there.
+    func keepPartitions(of selection: ClearSelection) throws {
+        guard partial != nil else { return }
+        switch selection {
+        case .account(let account):
+            // A home account id names its partition; a username names none that can be found
+            // without loading every partition, so only the users kept match it.
+            try keep(.user(HomeAccountId(account)), evenIfEmpty: false)
+        case .partition(let key):
+            for partition in CachePartition.candidates(named: key) { try keep(partition, evenIfEmpty: false) }
+        case .all, .client, .expiredAccessTokens, .accessTokens:
+            throw TokenCacheError(
+                .invalidArgument,
+                "this instance keeps only part of group \(name) in memory (a memory limit): clearing \(selection) needs the "
+                    + "whole group; open it without a memory limit, as cachetool does, or clear by account or partition")
+        }
     }
 }

@@ -235,9 +235,10 @@ public final class CacheGroup: Sendable {
     /// not keep it yet; returns whether it did, when a lookup that missed should look again.
     /// The group then drops the least recently used partitions from memory if it holds more than
     /// its ``CacheConfiguration/memoryLimit``.
-    func keep(_ partition: CachePartition) throws -> Bool {
+    @discardableResult
+    func keep(_ partition: CachePartition, evenIfEmpty: Bool = false) throws -> Bool {
         guard let partial, !partial.keeps(partition.storageKey) else { return false }
-        try writerLock.withLock { _ in try keepHoldingWriterLock([partition.storageKey], evenIfEmpty: false) }
+        try writerLock.withLock { _ in try keepHoldingWriterLock([partition.storageKey], evenIfEmpty: evenIfEmpty) }
         return true
     }
 
@@ -549,6 +550,8 @@ public final class CacheGroup: Sendable {
     @discardableResult
     public func wipe(_ account: Account) throws -> Int {
         let homeAccount = account.homeAccountId.normalised
+        // What is not in memory is wiped too.
+        try keep(.user(account.homeAccountId))
         return try write { transaction in
             let doomed = transaction.index.entries(account: homeAccount)
             for stored in doomed { transaction.delete(stored.id) }

@@ -47,6 +47,13 @@ public struct CachePartition: Sendable, Hashable, CustomStringConvertible {
         CachePartition(holder: .user, key: homeAccountId.rawValue)
     }
 
+    /// The partitions a key given by a person may name (``isNamed(_:)``): an app's, or a user's
+    /// and an on-behalf-of caller's (whose keys look alike).
+    static func candidates(named key: String) -> [CachePartition] {
+        if key.hasSuffix("_AppTokenCache") { return [CachePartition(holder: .app, key: key)] }
+        return [.user(HomeAccountId(key)), CachePartition(holder: .onBehalfOf, key: assertionKey(key))]
+    }
+
     /// The partition `entry` belongs to; `nil` for app metadata.
     init?(of entry: CacheEntry) {
         switch entry {

@@ -252,6 +252,8 @@ public final class TokenCache: Sendable {
     /// sign-on) and hides the account from this client until it signs in again.
     public func signOut(_ account: Account) throws {
         let homeAccount = account.homeAccountId.normalised
+        // In a group that keeps only part of itself in memory, the user's tokens there go too.
+        try group.keep(.user(account.homeAccountId))
         try group.write { transaction in
             for stored in transaction.index.credentials(account: homeAccount, client: client) {
                 if case .refreshToken(let token) = stored.entry, token.familyId != nil { continue }

@@ -153,6 +153,32 @@
             #expect(!kept.contains(Self.account(0).homeAccountId.normalised))
         }
 
+        /// A sign-out, a wipe and a clear of a partition on an instance that does not hold the user
+        /// remove the user from the database, not only from memory; a clear of the whole group is
+        /// refused there (it needs the whole group), and works on an instance that holds it all.
+        @Test func signOutsAndClearsReachPartitionsNotInMemory() throws {
+            let name = Support.uniqueGroup("first-level-clear")
+            let whole = try CacheGroup.open(
+                name, database: Support.socketDatabase(), configuration: Self.configuration(memoryLimit: nil))
+            let writer = try TokenCache(clientId: Fixtures.clientA, group: whole)
+            for user in 1...4 { try Self.store(writer, user: user) }
+            let fresh = { try CacheGroup.open(name, database: Support.tcpDatabase(), configuration: Self.configuration()) }
+            let tokensOf = { (user: Int) in
+                try CacheGroup.open(name, database: Support.socketDatabase(), configuration: Self.configuration(memoryLimit: nil))
+                    .index().entries(account: Self.account(user).homeAccountId.normalised).filter { $0.id.kind == .accessToken }
+                    .count
+            }
+            try TokenCache(clientId: Fixtures.clientA, group: fresh()).signOut(Self.account(1))
+            #expect(try tokensOf(1) == 0, "a sign-out on an instance without the user left its token in the database")
+            #expect(try fresh().wipe(Self.account(2)) > 0)
+            #expect(try tokensOf(2) == 0)
+            let removed = try fresh().clear(.partition(Self.account(3).homeAccountId.rawValue))
+            #expect(try !removed.isEmpty && tokensOf(3) == 0)
+            #expect(throws: TokenCacheError.self) { try fresh().clear(.all) }
+            #expect(try tokensOf(4) == 1, "the refused clear removed something")
+            #expect(!(try whole.clear(.all)).isEmpty)
+        }
+
         // MARK: Sweeps
 
         /// A sweep deletes the access tokens whose expiry passed (and no other entry of their
