@@ -184,8 +184,13 @@ public final class CacheGroup: Sendable {
     func find<Found>(in partition: @autoclosure () throws -> CachePartition? = nil, _ lookUp: (Snapshot) throws -> Found?)
         throws -> Found?
     {
-        if let found = try lookUp(snapshot()) { return found }
-        if store.checkForChanges(), let found = try lookUp(snapshot()) { return found }
+        let first = try snapshot()
+        if let found = try lookUp(first) { return found }
+        // Look again if anything moved since the first look, whether this check or a listener
+        // of the store's moved it.
+        _ = store.checkForChanges()
+        let again = try snapshot()
+        if again.cursor != first.cursor, let found = try lookUp(again) { return found }
         guard partial != nil, let partition = try partition() else { return nil }
         do {
             guard try keep(partition) else { return nil }

@@ -34,7 +34,10 @@
 ///   commits only when a watcher thread wakes (``SharedCacheStore``: the other tools' writes)
 ///   compares the medium with what it last read, at the cost of one `stat`, and moves the
 ///   generation when they differ, so that a lookup right after another process's write never
-///   misses it. Never called on a hit, which stays one atomic load.
+///   misses it. A database that many machines share (``RowStore``), whose processes hear of
+///   each other's commits when an announcement arrives, reads the group's generation (one
+///   round trip), so that an instance that waited for another's token request finds its token.
+///   Never called on a hit, which stays one atomic load.
 /// - **Change notification.** ``changes()`` yields after each burst of commits by any process (a
 ///   hint to compare generations, never a change list); events may coalesce, never be missed.
 /// - **Never a shorter group, never plaintext.** A record that fails to open, a wrong key, damage
@@ -58,9 +61,9 @@ protocol CacheStore: AnyObject, Sendable {
     /// The group's shared generation counter: one atomic load.
     func currentGeneration() -> UInt64
 
-    /// Looks, at the cost of about one system call, for a commit of another process that
-    /// ``currentGeneration()`` does not show yet, and moves the generation when it finds one.
-    /// Returns whether it moved. Called only before a lookup answers "nothing".
+    /// Looks, at the cost of about one system call (a database: one round trip), for a commit of
+    /// another process that ``currentGeneration()`` does not show yet, and moves the generation
+    /// when it finds one. Returns whether it moved. Called only before a lookup answers "nothing".
     func checkForChanges() -> Bool
 
     /// Everything the group holds, and the cursor after it.

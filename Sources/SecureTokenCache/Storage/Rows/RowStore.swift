@@ -110,6 +110,18 @@ final class RowStore: CacheStore, PartialStore {
 
     func changes() throws -> AsyncStream<Void> { watch.changes() }
 
+    /// Reads the group's generation from the database: a commit of another instance whose
+    /// announcement has not arrived yet (the token an instance stored while this one waited for
+    /// its lock) is read before a miss is believed. A database that does not answer shows
+    /// nothing new.
+    func checkForChanges() -> Bool {
+        guard let head = try? database.head(of: group) else { return false }
+        let before = currentGeneration()
+        watch.advance(to: head.generation)
+        residency?.advance(to: head.generation)
+        return currentGeneration() != before
+    }
+
     /// What a read hands back: the whole group, or the rows of no partition and those kept.
     private func selection(loading: [[UInt8]] = []) -> RowSelection {
         guard let residency else { return .wholeGroup }

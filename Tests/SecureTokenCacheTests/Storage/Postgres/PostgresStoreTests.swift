@@ -164,6 +164,28 @@
             #expect(try c.accounts().isEmpty)
         }
 
+        /// A lookup on instance B right after instance A's commit returned, before B can have
+        /// heard its announcement, finds what A stored: a miss reads the group's generation from the
+        /// database before it is believed (an instance that waited for another's token request
+        /// must find its token, not ask again). 50 rounds.
+        @Test func aMissRightAfterAnotherInstancesCommitFindsIt() throws {
+            let name = Support.uniqueGroup("miss-then-read")
+            let onA = try TokenCache(
+                clientId: Fixtures.clientA,
+                group: CacheGroup.open(name, database: Support.socketDatabase(), configuration: Self.configuration()))
+            let onB = try TokenCache(
+                clientId: Fixtures.clientA,
+                group: CacheGroup.open(name, database: Support.tcpDatabase(), configuration: Self.configuration()))
+            try onA.store(Fixtures.response(), for: Fixtures.request())
+            let account = try #require(try onA.accounts().first)
+            for round in 0..<50 {
+                let scope = "Round.\(round)"
+                try onA.store(
+                    Fixtures.response(accessToken: "at-\(round)", scope: scope), for: Fixtures.request(scopes: [scope]))
+                #expect(try onB.accessToken(for: [scope], account: account)?.token.secret == "at-\(round)", "round \(round)")
+            }
+        }
+
         /// The coherence promise, over 1,000 sign-outs on instance A: once instance B's generation
         /// has reached A's sign-out commit (its announcement arrived), B never serves that account's
         /// token again. Prints how long B took to stop (median and 99th percentile).
