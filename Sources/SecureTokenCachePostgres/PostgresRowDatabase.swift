@@ -129,9 +129,18 @@ final class PostgresRowDatabase: RowDatabase {
         -> (RowGroupHead, [SealedRow])
     {
         try call("reading a group's rows") { client, logger in
+            if version > 0 {
+                // A catch-up or a partition load: one prepared statement, one round trip. What it
+                // read is the answer unless the head says the reader starts over (another epoch,
+                // or deletions it would replay were swept).
+                let (head, rows) = try await GroupChangesStatement(group: group, version: version, loading: selection.loading)
+                    .run(on: client, logger: logger)
+                guard let head else { throw Self.headGone }
+                if head.epoch == epoch, version >= head.horizon { return (head, rows) }
+            }
             // One snapshot for the head and the rows: a commit between the two reads would hand
             // the reader rows newer than the head it reports.
-            try await client.withConnection { connection in
+            return try await client.withConnection { connection in
                 try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
                 do {
                     let result = try await Self.rows(
