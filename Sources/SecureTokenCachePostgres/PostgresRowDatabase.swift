@@ -386,7 +386,7 @@ final class PostgresRowDatabase: RowDatabase {
         let id = ByteBuffer(bytes: group)
         let everything = head.epoch != epoch || version == 0 || version < head.horizon
         let query: PostgresQuery
-        switch (everything, selection.kept) {
+        switch (everything, selection.kept?()) {
         case (true, nil):
             query = "SELECT name, version, deleted, sealed, part FROM stc_rows WHERE group_id = \(id) AND NOT deleted"
         case (true, let kept?):
