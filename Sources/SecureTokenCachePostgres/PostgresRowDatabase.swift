@@ -33,6 +33,10 @@ final class PostgresRowDatabase: RowDatabase {
         var wait: Duration
     }
 
+    /// The connections kept open whether used or not: as many as the calls of one instance that
+    /// usually run at once.
+    static let steadyConnections = 2
+
     /// How long calls fail at once after the database did not answer: the first wait, doubled
     /// after each attempt that fails again, up to the longest.
     enum OutageBackoff {
@@ -49,6 +53,14 @@ final class PostgresRowDatabase: RowDatabase {
         var options = PostgresClient.Configuration.Options()
         options.maximumConnections = max(1, configuration.maximumConnections)
         options.connectTimeout = configuration.timeout
+        // The pool arms a keep-alive timer each time a connection goes back to it, and an idle
+        // timer for a connection beyond its minimum; a lease cancels them, but each sleep stays
+        // allocated until its deadline (30 and 60 s), so an instance loading partitions quickly
+        // would hold memory in proportion to its rate. The connections a steady load uses are the
+        // minimum ones, which have no idle timer, and none has a keep-alive timer: a connection
+        // the server closed is dropped by the pool as the listener's is.
+        options.keepAliveBehavior = nil
+        options.minimumConnections = min(Self.steadyConnections, options.maximumConnections - 1)
         var clientConfiguration = try Self.clientConfiguration(configuration)
         clientConfiguration.options = options
         let client = PostgresClient(configuration: clientConfiguration, backgroundLogger: logger)
