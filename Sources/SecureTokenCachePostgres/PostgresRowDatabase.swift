@@ -61,6 +61,12 @@ final class PostgresRowDatabase: RowDatabase {
         // the server closed is dropped by the pool as the listener's is.
         options.keepAliveBehavior = nil
         options.minimumConnections = min(Self.steadyConnections, options.maximumConnections - 1)
+        // Every statement here finds its rows by a group's id and an index, whatever the values
+        // bound to it: a plan made once per connection serves every call. Left to choose,
+        // PostgreSQL plans a prepared statement again on each call whenever its generic plan's
+        // estimate (a version bound it cannot see) looks costlier, and a high estimate would also
+        // have it compile the plan (JIT), which only long queries repay.
+        options.additionalStartupParameters = [("plan_cache_mode", "force_generic_plan"), ("jit", "off")]
         var clientConfiguration = try Self.clientConfiguration(configuration)
         clientConfiguration.options = options
         let client = PostgresClient(configuration: clientConfiguration, backgroundLogger: logger)
