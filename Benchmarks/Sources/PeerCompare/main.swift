@@ -334,7 +334,7 @@ case "bounded-obo" where arguments.count == 4:
     try measureBoundedOnBehalfOf(assertions: Int(arguments[2])!, limitMB: Int(arguments[3])!)
     printJSON()
 case "fleet-fill" where arguments.count == 4:
-    try fillFleet(users: Int(arguments[3])!, keyFile: arguments[2])
+    try await fillFleet(users: Int(arguments[3])!, keyFile: arguments[2])
     printJSON()
 case "fleet" where arguments.count >= 4:
     try await measureFleet(
