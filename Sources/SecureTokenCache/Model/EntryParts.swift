@@ -138,6 +138,15 @@ enum EntryMembers: Sendable {
         case .payload(let payload): EntryPayload.members(of: payload)
         }
     }
+
+    /// A known member as text (a string, or a number's literal, as ``JSONObject``'s `string(_:)`
+    /// reads it), without making the other members into an object.
+    func string(_ field: KnownField) -> String? {
+        switch self {
+        case .object(let object): object.string(field.name)
+        case .payload(let payload): EntryPayload.string(field, of: payload)
+        }
+    }
 }
 
 /// The members of an entry the typed entries read, picked out of its ``JSONObject`` in one pass.
