@@ -80,6 +80,69 @@ enum EntryPayload {
         return writer.bytes
     }
 
+    /// Reads the JSON object next in `parser` (an MSAL entry) straight into the payload that
+    /// ``encode(ordinal:members:codes:)`` makes of the object a whole parse of it gives, appended
+    /// to `output`, with the same checks and errors as that parse. `members` is room for the
+    /// members while they are counted.
+    ///
+    /// - Returns: `false`, with nothing appended, when the object has a member twice (a whole
+    ///   parse keeps its first position and last value); `parser` is past the object either way.
+    static func read(
+        _ parser: inout JSONParser, ordinal: UInt64, members: inout PayloadWriter, into output: inout PayloadWriter
+    ) throws -> Bool {
+        members.removeAll()
+        var count = 0
+        var known: UInt32 = 0
+        var unknown: [String] = []
+        var repeated = false
+        if try parser.beginObject() {
+            repeat {
+                let name = try parser.memberName()
+                let field = name.withUTF8 { KnownField(utf8Name: UnsafeRawBufferPointer($0)) }
+                if let field {
+                    repeated = repeated || known & 1 << UInt32(field.rawValue) != 0
+                    known |= 1 << UInt32(field.rawValue)
+                    members.byte(field.rawValue)
+                } else {
+                    let text = name.string
+                    repeated = repeated || unknown.contains(text)
+                    unknown.append(text)
+                    members.byte(0)
+                    members.text(text)
+                }
+                // At the end of the data (0), the whole parse's error comes from parseValue().
+                switch parser.peek() ?? 0 {
+                case UInt8(ascii: "\""):
+                    members.byte(ValueType.string.rawValue)
+                    try parser.parseStringValue().withUTF8 { members.text(UnsafeRawBufferPointer($0)) }
+                case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                    members.byte(ValueType.number.rawValue)
+                    members.text(UnsafeRawBufferPointer(try parser.numberLiteral()))
+                case UInt8(ascii: "t"):
+                    try parser.expectLiteral("true")
+                    members.byte(ValueType.true.rawValue)
+                case UInt8(ascii: "f"):
+                    try parser.expectLiteral("false")
+                    members.byte(ValueType.false.rawValue)
+                case UInt8(ascii: "n"):
+                    try parser.expectLiteral("null")
+                    members.byte(ValueType.null.rawValue)
+                default:
+                    // An array or an object (anything else is refused here as everywhere).
+                    var json: [UInt8] = []
+                    JSONWriter.write(try parser.parseValue(), style: .compact, into: &json)
+                    members.byte(ValueType.json.rawValue)
+                    json.withUnsafeBytes { members.text($0) }
+                }
+                count += 1
+            } while try parser.endOfMember()
+        }
+        guard !repeated else { return false }
+        output.header(ordinal: ordinal, memberCount: count)
+        output.raw(members)
+        return true
+    }
+
     /// Whether two payloads hold the same members, whatever their ordinals.
     static func sameMembers(_ a: ArraySlice<UInt8>, _ b: ArraySlice<UInt8>) -> Bool {
         guard a.count == b.count, a.count >= 9, a.first == b.first else { return false }
@@ -495,6 +558,46 @@ struct PayloadReader {
     }
 }
 
+/// Payloads written one after another into blocks of about a mebibyte, each payload a slice of
+/// its block: an import of a large document allocates per block, not per entry, as a store's
+/// sealed batches do (a block lives while any entry read from it does).
+struct PayloadBlocks: ~Copyable {
+    /// The size of a block.
+    static let blockSize = 1 << 20
+
+    private var finished: [[UInt8]] = []
+    /// The block being written, copied into an array of its size when it is full (and the room
+    /// written again for the next one).
+    private var current: PayloadWriter
+
+    /// Blocks for the payloads of a document of `expectedBytes`: a payload is smaller than its
+    /// JSON, so the first block need not be larger.
+    init(expectedBytes: Int) {
+        current = PayloadWriter(capacity: min(Self.blockSize, expectedBytes))
+    }
+
+    /// Appends what `write` writes to the block being written, with `scratch` for it to use;
+    /// returns the block and the range it is in, or `nil` (with nothing appended) when `write`
+    /// returns `false`.
+    mutating func append(
+        scratch: inout PayloadWriter, _ write: (inout PayloadWriter, inout PayloadWriter) throws -> Bool
+    ) rethrows -> (block: Int, range: Range<Int>)? {
+        let start = current.count
+        guard try write(&current, &scratch) else { return nil }
+        let written = (block: finished.count, range: start..<current.count)
+        if current.count >= Self.blockSize {
+            finished.append(current.bytes)
+            current.removeAll()
+        }
+        return written
+    }
+
+    /// Every block, in order (the ranges ``append(scratch:_:)`` returned are in them).
+    consuming func finish() -> [[UInt8]] {
+        finished + [current.bytes]
+    }
+}
+
 /// Writes the parts of an ``EntryPayload`` into memory it owns and grows: the inverse of
 /// ``PayloadReader``. Plain stores, not array appends: each of those checks its array's
 /// uniqueness and capacity, and a payload is written a byte or a few at a time.
@@ -573,4 +676,12 @@ struct PayloadWriter: ~Copyable {
         (start + count).copyMemory(from: source, byteCount: raw.count)
         count += raw.count
     }
+
+    /// Appends what `other` wrote.
+    mutating func raw(_ other: borrowing PayloadWriter) {
+        raw(UnsafeRawBufferPointer(start: other.start, count: other.count))
+    }
+
+    /// Forgets what was written, keeping the room.
+    mutating func removeAll() { count = 0 }
 }

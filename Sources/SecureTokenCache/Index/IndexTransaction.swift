@@ -44,29 +44,38 @@ struct IndexTransaction {
         return id
     }
 
-    /// Files many entries under their keys at once, as ``put(_:key:)`` would one by one. Into
-    /// an index without entries (an import into a new group) every map is filled in one pass.
-    mutating func putAll(_ all: [(entry: CacheEntry, key: String)]) {
-        if index.count == 0 {
-            var stored: [StoredEntry] = []
-            stored.reserveCapacity(all.count)
+    /// Files entry records (an import's: payloads whose ordinals count from 1) under their names,
+    /// as ``put(_:key:)`` would one by one. Into an index without entries every map is filled in
+    /// one pass from the records, as opening a group fills them. Returns whether they were filed
+    /// that way, which needs every id to be another.
+    mutating func putAll(_ records: [Record]) -> Bool {
+        do {
+            if index.count == 0 {
+                let base = index.nextOrdinal
+                let records =
+                    base == 1
+                    ? records
+                    : records.map {
+                        Record(
+                            id: $0.id,
+                            payload: EntryPayload.payload($0.payload, ordinal: base + EntryPayload.ordinal(of: $0.payload)! - 1))
+                    }
+                if index.fileAll(try RecordCodec.decodeAll(records).filing) == nil {
+                    changes.reserveCapacity(changes.count + records.count)
+                    for record in records { changes.append(.put(record)) }
+                    return true
+                }
+            }
+            // A repeated id keeps its first ordinal, as put does.
             var decoder = EntryDecoder()
-            var gathered = SlotFiling(capacity: all.count)
-            var ordinal = index.nextOrdinal
-            for (entry, key) in all {
-                let entry = StoredEntry(id: EntryID(kind: entry.kind, key: key), ordinal: ordinal, entry: entry)
-                gathered.add(entry, decoder: &decoder)
-                stored.append(entry)
-                ordinal += 1
+            for record in records {
+                let kind = RecordCodec.credentialKind(record.id.kind)!
+                put(try decoder.decode(kind: kind, payload: record.payload).entry, key: record.id.name)
             }
-            if index.fileAll(gathered.filing(&decoder)) == nil {
-                changes.reserveCapacity(changes.count + stored.count)
-                for entry in stored { changes.append(.put(RecordCodec.record(entry))) }
-                return
-            }
+            return false
+        } catch {
+            preconditionFailure("a payload written for an import does not decode")
         }
-        // A repeated key keeps its first ordinal, as put does.
-        for (entry, key) in all { put(entry, key: key) }
     }
 
     /// Replaces the entry filed under `existing` with `entry`: in place when `existing` is under
