@@ -164,6 +164,52 @@ enum EntryPayload {
         }
     }
 
+    /// Writes the members of a payload that ``EntryDecoder`` read before as the JSON object
+    /// ``members(of:)`` would make of them, in `style` at nesting `level` (``JSONWriter``), leaving
+    /// out the member `omitted` when it is given.
+    static func writeObject(
+        _ payload: ArraySlice<UInt8>, style: JSONWriter.Style, level: Int, omitting omitted: KnownField?,
+        into output: inout [UInt8]
+    ) {
+        reading(payload) { reader, count in
+            var written = count
+            if let omitted {
+                var scan = reader
+                for _ in 0..<count {
+                    let code = try scan.byte()
+                    if code == 0 { _ = try scan.text() }
+                    if code == omitted.rawValue { written -= 1 }
+                    try scan.skipValue()
+                }
+            }
+            var failure: (any Error)?
+            JSONWriter.writeContainer(count: Int(written), brackets: ("{", "}"), style: style, level: level, into: &output) {
+                output in
+                do {
+                    while true {
+                        let code = try reader.byte()
+                        if code == 0 {
+                            JSONWriter.writeName(utf8: try reader.text(), style: style, into: &output)
+                        } else if code == omitted?.rawValue {
+                            try reader.skipValue()
+                            continue
+                        } else {
+                            var name = KnownField.byCode[Int(code)]!.name
+                            name.withUTF8 {
+                                JSONWriter.writeName(utf8: UnsafeRawBufferPointer($0), plain: true, style: style, into: &output)
+                            }
+                        }
+                        try reader.writeValue(style: style, level: level + 1, into: &output)
+                        return
+                    }
+                } catch {
+                    failure = error
+                }
+            }
+            if let failure { throw failure }
+        }
+    }
+
     /// How many bytes `value` takes as a varint.
     static func varintSize(_ value: UInt64) -> Int { max(1, (64 - value.leadingZeroBitCount + 6) / 7) }
 
@@ -530,6 +576,33 @@ struct PayloadReader {
                 throw Self.malformed
             }
             return nil
+        case nil: throw Self.malformed
+        }
+    }
+
+    /// Writes a member's value as ``JSONWriter`` writes the value ``value(_:)`` reads, in `style`
+    /// at nesting `level`.
+    mutating func writeValue(style: JSONWriter.Style, level: Int, into output: inout [UInt8]) throws {
+        switch EntryPayload.ValueType(rawValue: try byte()) {
+        case .string?: JSONWriter.writeString(utf8: try text(), style: style, into: &output)
+        case .number?:
+            let literal = try text()
+            if style == .python {
+                output.append(contentsOf: JSONWriter.pythonNumber(String(decoding: literal, as: UTF8.self)).utf8)
+            } else {
+                output.append(contentsOf: literal)
+            }
+        case .true?: output.append(contentsOf: "true".utf8)
+        case .false?: output.append(contentsOf: "false".utf8)
+        case .null?: output.append(contentsOf: "null".utf8)
+        case .json?:
+            let value: JSONValue
+            do {
+                value = try JSONParser.parse(try text().assumingMemoryBound(to: UInt8.self))
+            } catch {
+                throw Self.malformed
+            }
+            JSONWriter.write(value, style: style, level: level, into: &output)
         case nil: throw Self.malformed
         }
     }

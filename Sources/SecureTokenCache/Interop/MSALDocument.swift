@@ -188,32 +188,59 @@ enum MSALDocument {
 
     /// The bytes msal-python's `serialize()` would write for the index's contents.
     ///
+    /// Written as the index holds each entry: an entry read from a record is written from its
+    /// payload, member by member, without making it into an object first.
+    ///
     /// - Parameter includeSecrets: when `false`, every `secret` member is left out.
     static func export(_ index: Index, includeSecrets: Bool = true) -> [UInt8] {
-        var byKind: [CredentialKind: [StoredEntry]] = [:]
-        for stored in index.entries.values { byKind[stored.id.kind, default: []].append(stored) }
+        var byKind: [CredentialKind: [(key: String, ordinal: UInt64, members: EntryMembers)]] = [:]
+        var payloadBytes = 0
+        index.entries.forEachHeld { id, ordinal, members in
+            byKind[id.kind, default: []].append((key: id.key, ordinal: ordinal, members: members))
+            if case .payload(let payload) = members { payloadBytes += payload.count }
+        }
         var names = index.sections
         for kind in CredentialKind.allCases.sorted() where byKind[kind] != nil {
             if !names.contains(where: { CredentialKind(sectionName: $0) == kind }) { names.append(kind.sectionName) }
         }
+        // Two spellings of one section (IdToken/IDToken) merge into the first.
         var written = Set<CredentialKind>()
-        var document = JSONObject()
+        var sections: [(name: String, kind: CredentialKind?)] = []
         for name in names {
             if let kind = CredentialKind(sectionName: name) {
-                // Two spellings of one section (IdToken/IDToken) merge into the first.
-                guard written.insert(kind).inserted else { continue }
-                let entries = (byKind[kind] ?? []).sorted { $0.ordinal < $1.ordinal }
-                var section = JSONObject()
-                for stored in entries {
-                    var fields = stored.entry.fields
-                    if !includeSecrets { fields["secret"] = nil }
-                    section.appendUnchecked(key: stored.id.key, value: .object(fields))
-                }
-                document.appendUnchecked(key: name, value: .object(section))
-            } else if let value = index.unknownSections[name] {
-                document.appendUnchecked(key: name, value: value)
+                if written.insert(kind).inserted { sections.append((name, kind)) }
+            } else if index.unknownSections[name] != nil {
+                sections.append((name, nil))
             }
         }
-        return JSONWriter.bytes(.object(document), style: .python)
+        let style = JSONWriter.Style.python
+        let omitted: KnownField? = includeSecrets ? nil : .secret
+        var output: [UInt8] = []
+        // The layout adds about as many bytes as a payload holds: room for both, grown rarely.
+        output.reserveCapacity(2 * payloadBytes + 4096)
+        var nextSection = sections.makeIterator()
+        JSONWriter.writeContainer(count: sections.count, brackets: ("{", "}"), style: style, level: 0, into: &output) { output in
+            let (name, kind) = nextSection.next()!
+            JSONWriter.writeName(name, style: style, into: &output)
+            guard let kind else {
+                JSONWriter.write(index.unknownSections[name]!, style: style, level: 1, into: &output)
+                return
+            }
+            let entries = (byKind[kind] ?? []).sorted { $0.ordinal < $1.ordinal }
+            var next = entries.makeIterator()
+            JSONWriter.writeContainer(count: entries.count, brackets: ("{", "}"), style: style, level: 1, into: &output) {
+                output in
+                let entry = next.next()!
+                JSONWriter.writeName(entry.key, style: style, into: &output)
+                switch entry.members {
+                case .payload(let payload):
+                    EntryPayload.writeObject(payload, style: style, level: 2, omitting: omitted, into: &output)
+                case .object(var fields):
+                    if let omitted { fields[omitted.name] = nil }
+                    JSONWriter.write(.object(fields), style: style, level: 2, into: &output)
+                }
+            }
+        }
+        return output
     }
 }
