@@ -582,11 +582,8 @@ public final class CacheGroup: Sendable {
     /// number of entries imported. A malformed file throws `.malformedCache` and imports nothing.
     @discardableResult
     public func importMSAL(_ json: some Collection<UInt8>) throws -> Int {
-        let parsed = try MSALDocument.parse(json)
-        return try write { transaction in
-            MSALDocument.merge(parsed, into: &transaction)
-            return parsed.entryCount
-        }
+        let document = try MSALDocument.read(json)
+        return try write { transaction in MSALDocument.merge(document, into: &transaction) }
     }
 
     /// The group as an MSAL JSON cache, byte for byte what msal-python 1.39.0's `serialize()`
