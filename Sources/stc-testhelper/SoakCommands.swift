@@ -102,9 +102,11 @@
             srand48(seed)
             func random(_ count: Int) -> Int { lrand48() % count }
             let caches = try (0..<workers).map { try TokenCache(clientId: Soak.client($0), group: group) }
-            let opened = try seen()
-            note("start \(incarnation) \(seed) \(opened) \(now())")
             do {
+                // The first look at the group reads the database too: an outage there is met as
+                // one in an operation is, before the incarnation has started.
+                let opened = try seen()
+                note("start \(incarnation) \(seed) \(opened) \(now())")
                 try soakOperations(
                     group, caches: caches, worker: worker, workers: workers, incarnation: incarnation, operations: operations,
                     interrupted: interrupted, note: note, seen: seen, random: random)
