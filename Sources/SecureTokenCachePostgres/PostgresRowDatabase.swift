@@ -66,7 +66,7 @@ final class PostgresRowDatabase: RowDatabase {
         // PostgreSQL plans a prepared statement again on each call whenever its generic plan's
         // estimate (a version bound it cannot see) looks costlier, and a high estimate would also
         // have it compile the plan (JIT), which only long queries repay.
-        options.additionalStartupParameters = [("plan_cache_mode", "force_generic_plan"), ("jit", "off")]
+        options.additionalStartupParameters = [("jit", "off")]
         var clientConfiguration = try Self.clientConfiguration(configuration)
         clientConfiguration.options = options
         let client = PostgresClient(configuration: clientConfiguration, backgroundLogger: logger)
