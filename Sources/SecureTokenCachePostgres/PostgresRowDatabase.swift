@@ -61,11 +61,10 @@ final class PostgresRowDatabase: RowDatabase {
         // the server closed is dropped by the pool as the listener's is.
         options.keepAliveBehavior = nil
         options.minimumConnections = min(Self.steadyConnections, options.maximumConnections - 1)
-        // Every statement here finds its rows by a group's id and an index, whatever the values
-        // bound to it: a plan made once per connection serves every call. Left to choose,
-        // PostgreSQL plans a prepared statement again on each call whenever its generic plan's
-        // estimate (a version bound it cannot see) looks costlier, and a high estimate would also
-        // have it compile the plan (JIT), which only long queries repay.
+        // PostgreSQL keeps choosing each prepared statement's plan for its values: a plan made
+        // without them cannot see how few rows a version or a list of partitions selects, and
+        // reads a large group's rows at large. A generic plan's high estimate would also have it
+        // compile the plan (JIT), which only long queries repay, so JIT is off.
         options.additionalStartupParameters = [("jit", "off")]
         var clientConfiguration = try Self.clientConfiguration(configuration)
         clientConfiguration.options = options
