@@ -124,17 +124,15 @@ extension TokenCache {
         /// The last question answered and its answer, checked first: comparing the caller's own
         /// strings again (the same storage) costs less than hashing them, and comparing them in
         /// place costs less than copying the question to compare (each copy retains its parts).
-        private var lastQuestion: AppQuestion?
-        private var lastToken: AccessToken?
+        private var last: (question: AppQuestion, token: AccessToken)?
 
         /// The remembered answer to the question of these parts, if it was found at `current`.
         mutating func answer(authority: String, scopes: Scopes, extCacheKey: String?, at current: UInt64) -> AccessToken? {
             guard generation == current else { return nil }
-            if lastQuestion?.isAsked(authority: authority, scopes: scopes, extCacheKey: extCacheKey) == true { return lastToken }
+            if last?.question.isAsked(authority: authority, scopes: scopes, extCacheKey: extCacheKey) == true { return last?.token }
             let question = AppQuestion(authority: authority, scopes: scopes, extCacheKey: extCacheKey)
             guard let token = answers[question] else { return nil }
-            lastQuestion = question
-            lastToken = token
+            last = (question, token)
             return token
         }
 
@@ -146,8 +144,7 @@ extension TokenCache {
                 answers.removeAll(keepingCapacity: true)
             }
             answers[question] = token
-            lastQuestion = question
-            lastToken = token
+            last = (question, token)
         }
     }
 
