@@ -129,7 +129,9 @@ extension TokenCache {
         /// The remembered answer to the question of these parts, if it was found at `current`.
         mutating func answer(authority: String, scopes: Scopes, extCacheKey: String?, at current: UInt64) -> AccessToken? {
             guard generation == current else { return nil }
-            if last?.question.isAsked(authority: authority, scopes: scopes, extCacheKey: extCacheKey) == true { return last?.token }
+            if last?.question.isAsked(authority: authority, scopes: scopes, extCacheKey: extCacheKey) == true {
+                return last?.token
+            }
             let question = AppQuestion(authority: authority, scopes: scopes, extCacheKey: extCacheKey)
             guard let token = answers[question] else { return nil }
             last = (question, token)
