@@ -15,6 +15,9 @@ let package = Package(
         // The MallocInterposer trait alone replaces the default trait set, which would pull a
         // runtime interposer package this machine's mirror does not carry.
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+        // PeerCompare's fleet rows time a bare prepared SELECT through the client the
+        // PostgreSQL store uses, as the floor of a cold read.
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // The synthetic cache and the store kinds, shared by the benchmarks and PeerCompare so
@@ -39,6 +42,8 @@ let package = Package(
             dependencies: [
                 "BenchmarkWorkload",
                 .product(name: "SecureTokenCache", package: "SecureTokenCache"),
+                .product(name: "SecureTokenCachePostgres", package: "SecureTokenCache"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             path: "Sources/PeerCompare"
         ),

@@ -25,6 +25,7 @@ import itertools
 import json
 import os
 import platform
+import random
 import statistics
 import subprocess
 import sys
@@ -422,6 +423,194 @@ def measure_extensions(label, path, tokens, workdir, results, writes, reads, eng
               file=sys.stderr)
 
 
+# The fleet's web app and its users (Benchmarks/Sources/PeerCompare/FleetCache.swift): each user
+# signed in once with an authorization code, at the sizes Entra ID issues tokens.
+WEB_APP = "77777777-aaaa-4bbb-8ccc-000000000007"
+# msal-python files the access token under the request's scopes, which it decorates with the
+# reserved ones; a lookup with exactly that target is its O(1) key lookup.
+FLEET_SCOPES = ["Mail.Read", "User.Read", "offline_access", "openid", "profile"]
+JWT_HEADER = b64url('{"alg":"RS256","typ":"JWT","kid":"key-1"}')
+
+
+def noise(count):
+    """`count` random base64url characters: real tokens are random, and PostgreSQL would compress
+    repeated characters (the engine's rows are sealed, so they never compress)."""
+    return base64.urlsafe_b64encode(os.urandom(count)).decode()[:count]
+
+
+def jwt(claims):
+    return JWT_HEADER + "." + b64url(claims) + "." + noise(342)
+
+
+def fleet_home(number):
+    return "00000000-0000-0000-4444-%012d.%s" % (number, TENANT)
+
+
+def fleet_response(number, serial=0):
+    """FleetWorkload.response(_:serial:): user `number`'s sign-in (serial 0) or refresh `serial`, the
+    same sizes (the random characters differ)."""
+    user = "00000000-0000-0000-4444-%012d" % number
+    id_token = jwt(
+        '{"aud":"%s","iss":"https://login.microsoftonline.com/%s/v2.0","iat":%d,"oid":"%s","sub":"s%d","tid":"%s",'
+        '"preferred_username":"user%d@contoso.com","name":"User %d","aio":"%s"}'
+        % (WEB_APP, TENANT, 1700000000 + serial, user, number, TENANT, number, number, noise(300)))
+    return {"token_type": "Bearer", "scope": "User.Read Mail.Read openid profile", "expires_in": 86399,
+            "ext_expires_in": 86399,
+            "access_token": jwt('{"aud":"https://graph.microsoft.com","oid":"%s","n":%d,"s":%d,"x":"%s"}'
+                                % (user, number, serial, noise(700))),
+            "refresh_token": "rt-%d-%d-%s" % (number, serial, noise(1100)), "id_token": id_token,
+            "client_info": b64url('{"uid":"%s","utid":"%s"}' % (user, TENANT))}
+
+
+def fleet_event(number, serial=0):
+    return {"client_id": WEB_APP, "scope": FLEET_SCOPES, "token_endpoint": AUTHORITY + "/oauth2/v2.0/token",
+            "grant_type": "authorization_code", "response": fleet_response(number, serial)}
+
+
+def measure_fleet_python(url, users, repeats, results):
+    """The msal-python pattern of a Python web app: a SerializableTokenCache per user, kept as a
+    bytea row keyed by its home account id, through psycopg (which prepares a statement after
+    its fifth run). A lookup SELECTs the user's row, deserializes it and searches the access
+    token; a write SELECTs it FOR UPDATE (so that two instances' writes do not lose each other,
+    as the engine's never do), deserializes, adds the token response, serializes, UPDATEs and
+    commits."""
+    import psycopg
+    table = "msal_blobs_%d" % users
+    with psycopg.connect(url, autocommit=True) as setup:
+        setup.execute("CREATE TABLE IF NOT EXISTS %s (home_account_id text PRIMARY KEY, cache bytea NOT NULL)" % table)
+        if setup.execute("SELECT count(*) FROM %s" % table).fetchone()[0] != users:
+            start = time.perf_counter_ns()
+            setup.execute("TRUNCATE %s" % table)
+            with setup.cursor().copy("COPY %s (home_account_id, cache) FROM STDIN" % table) as copy:
+                for number in range(users):
+                    cache = msal.SerializableTokenCache()
+                    cache.add(fleet_event(number))
+                    copy.write_row((fleet_home(number), cache.serialize().encode()))
+            results["py.fleet_fill.%d" % users] = time.perf_counter_ns() - start
+        setup.execute("VACUUM ANALYZE %s" % table)
+
+    def users_at_random(count):
+        return itertools.cycle([random.randrange(users) for _ in range(count)])
+
+    with psycopg.connect(url, autocommit=True) as reader:
+        select = "SELECT cache FROM %s WHERE home_account_id = %%s" % table
+        picks = users_at_random(10_000)
+
+        def lookup():
+            home = fleet_home(next(picks))
+            cache = msal.SerializableTokenCache()
+            cache.deserialize(reader.execute(select, (home,)).fetchone()[0])
+            query = {"client_id": WEB_APP, "environment": HOST, "realm": TENANT, "home_account_id": home}
+            assert next(cache.search(AT, target=FLEET_SCOPES, query=query), None) is not None
+
+        results["py.fleet_lookup.%d" % users] = loop(lookup, repeats)
+
+    with psycopg.connect(url) as writer:
+        lock = "SELECT cache FROM %s WHERE home_account_id = %%s FOR UPDATE" % table
+        update = "UPDATE %s SET cache = %%s WHERE home_account_id = %%s" % table
+        picks = users_at_random(1_000)
+        serials = itertools.count(1)
+        pending = []
+
+        def next_write():
+            pending[:] = [next(picks), next(serials)]
+            pending.append(fleet_event(pending[0], pending[1]))
+
+        def write():
+            home = fleet_home(pending[0])
+            with writer.cursor() as cursor:
+                cache = msal.SerializableTokenCache()
+                cache.deserialize(cursor.execute(lock, (home,)).fetchone()[0])
+                cache.add(pending[2])
+                cursor.execute(update, (cache.serialize().encode(), home))
+            writer.commit()
+
+        results["py.fleet_write.%d" % users] = calls(next_write, write, 200)
+
+    # What any durable write costs on this server and disk, whoever makes it: a one-row UPDATE,
+    # committed (its WAL flushed) before it returns. A write's ratio cannot pass the peer's write
+    # over this.
+    with psycopg.connect(url, autocommit=True) as floor:
+        floor.execute("CREATE TABLE IF NOT EXISTS stc_compare_commit (id int PRIMARY KEY, n bigint NOT NULL)")
+        floor.execute("INSERT INTO stc_compare_commit VALUES (1, 0) ON CONFLICT DO NOTHING")
+        update = "UPDATE stc_compare_commit SET n = n + 1 WHERE id = 1"
+        results["py.fleet_commit.%d" % users] = calls(lambda: None, lambda: floor.execute(update), 200)
+
+
+def measure_fleet(tool, url, key, users, repeats, results):
+    """One size of the fleet rows: msal-python's per-user blobs, then the engine's group in the
+    same database (PeerCompare fleet-fill and fleet), one right after the other."""
+    measure_fleet_python(url, users, repeats, results)
+    fleet = engine_only(tool, ["fleet-fill", key, str(users)])
+    fleet.update(engine_only(tool, ["fleet", key, str(users), str(repeats)]))
+    return fleet
+
+
+def fleet_table(fleet, results, sizes, bounded):
+    """The "Fleet cache in PostgreSQL" table's lines."""
+    def ns(key):
+        return fleet.get(key, {}).get("ns") if fleet.get(key, {}).get("samples") else None
+
+    def verdict(ratio, target, at_least=True):
+        if ratio is None:
+            return "not measured"
+        met = ratio >= target if at_least else ratio <= target
+        return "met" if met else "MISSED (%.2g×)" % ratio
+
+    lines = ["", "## Fleet cache in PostgreSQL (msal-python: a SerializableTokenCache per user in a bytea row, "
+             "through psycopg; engine: a group opened with a 64 MB first level)", "",
+             "| measurement [users in the database] | peer or floor | peer median | engine median | ratio | target |",
+             "|---|---|---|---|---|---|"]
+    for n in sizes:
+        def row(what, peer_key, peer, engine_key, target=None, within=False):
+            ours = ns(engine_key)
+            if within:  # ours / the floor, at most the target
+                ratio = ours / peer if peer and ours else None
+                shown = "%.2g× the floor" % ratio if ratio else "n/a"
+                goal = "≤%g×: %s" % (target, verdict(ratio, target, at_least=False))
+            else:
+                ratio = peer / ours if peer and ours else None
+                shown = ("%.0f×" % ratio if ratio >= 10 else "%.2g×" % ratio) if ratio else "n/a"
+                goal = "≥%g×: %s" % (target, verdict(ratio, target)) if target else ""
+            lines.append("| %s [%d] | %s | %s | %s | %s | %s |" % (what, n, peer_key, fmt_ns(peer), fmt_ns(ours), shown, goal))
+
+        lookup, write = results.get("py.fleet_lookup.%d" % n), results.get("py.fleet_write.%d" % n)
+        row("L1 hit: lookup (SELECT the row, deserialize, search) vs accessToken for a user in memory",
+            "py.fleet_lookup.%d" % n, lookup, "postgres.l1Hit.%d" % n, 1000)
+        row("L2 cold read: accessToken for a user not in memory (its partition loaded) vs a bare prepared "
+            "SELECT by primary key (postgres-nio, same table)", "postgres.primaryKeySelect.%d" % n,
+            ns("postgres.primaryKeySelect.%d" % n), "postgres.coldRead.%d" % n, 1.5, within=True)
+        row("L2 cold read vs msal-python's lookup", "py.fleet_lookup.%d" % n, lookup, "postgres.coldRead.%d" % n)
+        row("L1 hit, the same user again (the cache's last answer) vs msal-python's lookup", "py.fleet_lookup.%d" % n,
+            lookup, "postgres.l1HitSameUser.%d" % n)
+        row("write: SELECT FOR UPDATE, deserialize, add, serialize, UPDATE, commit vs store (a user in memory)",
+            "py.fleet_write.%d" % n, write, "postgres.write.%d" % n, 5)
+        commit = results.get("py.fleet_commit.%d" % n)
+        lines.append("| the floor of any durable write here: a one-row UPDATE committed (psycopg, autocommit) [%d]; "
+                     "no write's ratio can pass %s | py.fleet_commit.%d | %s | | | |" % (
+                         n, "%.2g×" % (write / commit) if write and commit else "n/a", n, fmt_ns(commit)))
+        rate = fleet.get("postgres.lookupRate.%d" % n, {})
+        lines.append("| lookups per second on this machine [%d]: %s | | | %s | | |" % (
+            n, rate.get("note", "n/a"), "%.0f/s" % rate["ns"] if rate.get("samples") else "n/a"))
+        fill, py_fill = fleet.get("postgres.fill.%d" % n, {}), results.get("py.fleet_fill.%d" % n)
+        lines.append("| filling the database [%d] (psycopg COPY; engine: %s) | py.fleet_fill.%d | %s | %s | | |" % (
+            n, fill.get("note", "n/a"), n, fmt_ns(py_fill) if py_fill else "already there", fmt_ns(ns("postgres.fill.%d" % n))))
+    if bounded:
+        n, limit = bounded
+        growth = ns("postgres.bounded.rssPeakGrowth.%d" % n)
+        met = "met" if growth is not None and growth <= limit * 2**20 else "MISSED"
+        fill = fleet.get("postgres.fill.%d" % n, {})
+        lines.append("| resident memory above the baseline, at most, after looking up each of %d users once, limit %d MB "
+                     "[%d] | | | %.1f MB | | ≤ limit: %s |" % (n, limit, n, (growth or 0) / 2**20, met))
+        lines.append("| what the group counted, at most [%d] | | | %.1f MB | | |" % (
+            n, (ns("postgres.bounded.peakUse.%d" % n) or 0) / 2**20))
+        lines.append("| one lookup of a user not in memory, drops included (mean) [%d] | | | %s | | |" % (
+            n, fmt_ns(ns("postgres.bounded.lookup.%d" % n))))
+        lines.append("| filling the database [%d] (%s) | | | %s | | |" % (
+            n, fill.get("note", "n/a"), fmt_ns(ns("postgres.fill.%d" % n))))
+    return lines + [""]
+
+
 def fmt_ns(ns):
     if ns is None:
         return "n/a"
@@ -457,6 +646,10 @@ def main():
     parser.add_argument("--keyring", action="store_true", help="also LibsecretPersistence (needs a session bus)")
     parser.add_argument("--tool", required=True, help="the PeerCompare binary (for the alternating open)")
     parser.add_argument("--open-rounds", type=int, default=5, help="rounds of the alternating open (5 samples a side each)")
+    parser.add_argument("--postgres", default="", help="a PostgreSQL URL: the fleet rows (off when empty)")
+    parser.add_argument("--fleet-users", default="10000,100000", help="users in the database for the fleet rows")
+    parser.add_argument("--fleet-bounded", default="1000000:64",
+                        help="USERS:LIMIT_MB: PeerCompare fleet-bounded (slow; off when empty)")
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s]
@@ -501,6 +694,18 @@ def main():
             finally:
                 for engine in engines.values():
                     engine.close()
+
+    fleet = {}
+    fleet_users = [int(s) for s in args.fleet_users.split(",") if s] if args.postgres else []
+    fleet_bounded = [int(s) for s in args.fleet_bounded.split(":")] if args.postgres and args.fleet_bounded else None
+    # Every process of the engine opens the fleet's groups with this key.
+    fleet_key = os.path.join(args.workdir, "fleet.key")
+    for users in fleet_users:
+        fleet.update(measure_fleet(args.tool, args.postgres, fleet_key, users, args.repeats, results))
+    if fleet_bounded:
+        users = fleet_bounded[0]
+        fleet.update(engine_only(args.tool, ["fleet-fill", fleet_key, str(users)]))
+        fleet.update(engine_only(args.tool, ["fleet-bounded", fleet_key, str(users), str(fleet_bounded[1])]))
 
     with open(args.engine) as f:
         engine = {k: v["ns"] for k, v in json.load(f).items() if v.get("samples")}
@@ -647,6 +852,8 @@ def main():
             footer.append("| OBO partitions left at the end | bounded.keptPartitions.%d | %d |" % (n, kept or 0))
             footer.append("| one store, evictions included | bounded.store.%d | %s |" % (n, fmt_ns(store)))
         footer.append("")
+    if args.postgres:
+        footer += fleet_table(fleet, results, fleet_users, fleet_bounded)
     for key, count in sorted(missed.items()):
         footer.append("- %s: msal-extensions did not see the other writer's data on %d first reads" % (key, count))
     for store, note in sorted(unavailable.items()):

@@ -11,10 +11,13 @@ import Synchronization
 /// (the client's connection pool, a query's continuation) would deadlock once every pool thread
 /// waits. Every task this file starts prefers this thread instead, so the waiting and the work
 /// never compete for the same threads. The work is short hops between SwiftNIO's event loops; the
-/// thread only runs the glue.
+/// thread only runs the glue. A caller that ``wait(timeout:_:_:)``s runs its own operation's glue
+/// instead (``Waiter``), and this thread takes over what is left when it stops waiting.
 final class DatabaseThread: TaskExecutor, @unchecked Sendable {
     // `@unchecked`: `jobs` is guarded by its mutex and `ready` is a semaphore; nothing else changes.
-    private let jobs = Mutex<[UnownedJob]>([])
+    /// Each job with the executor it was enqueued on: this thread's own, or a ``Waiter``'s that
+    /// stopped waiting.
+    private let jobs = Mutex<[(UnownedJob, UnownedTaskExecutor)]>([])
     private let ready = DispatchSemaphore(value: 0)
     /// The thread's id, to refuse a wait from the thread itself (it would wait for itself).
     private let threadID = Atomic<UInt>(0)
@@ -35,29 +38,35 @@ final class DatabaseThread: TaskExecutor, @unchecked Sendable {
     }
 
     func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        jobs.withLock { $0.append(job) }
+        run(UnownedJob(job), on: asUnownedTaskExecutor())
+    }
+
+    /// Runs `job`, enqueued on `executor`, on this thread.
+    private func run(_ job: UnownedJob, on executor: UnownedTaskExecutor) {
+        jobs.withLock { $0.append((job, executor)) }
         ready.signal()
     }
 
     private func runForever() -> Never {
-        let executor = asUnownedTaskExecutor()
         while true {
             ready.wait()
-            let job = jobs.withLock { $0.removeFirst() }
+            let (job, executor) = jobs.withLock { $0.removeFirst() }
             job.runSynchronously(on: executor)
         }
     }
 
-    /// Runs `operation` on this thread and waits for its result, at most `timeout`; then the
-    /// operation is cancelled and ``TokenCacheError/Code/databaseUnavailable`` thrown.
+    /// Runs `operation` and waits for its result, at most `timeout`; then the operation is
+    /// cancelled and ``TokenCacheError/Code/databaseUnavailable`` thrown. The calling thread runs
+    /// the operation's glue itself while it waits (a ``Waiter``): the answer wakes the caller, not
+    /// this thread and then the caller.
     func wait<T: Sendable>(
         timeout: Duration, _ what: @autoclosure () -> String, _ operation: @escaping @Sendable () async throws -> T
     ) throws -> T {
         precondition(threadID.load(ordering: .acquiring) != UInt(pthread_self()), "the database thread waited for itself")
         let outcome = Outcome<T>()
-        let task = Task(executorPreference: self) { outcome.finish(await Self.result(of: operation)) }
-        guard outcome.done.wait(timeout: .now() + .nanoseconds(Int(timeout.nanoseconds))) == .success else {
+        let waiter = Waiter(handingOverTo: self)
+        let task = Task(executorPreference: waiter) { outcome.finish(await Self.result(of: operation)) }
+        guard waiter.serve(until: .now() + .nanoseconds(Int(timeout.nanoseconds)), or: { outcome.isFinished }) else {
             task.cancel()
             throw TokenCacheError(
                 .databaseUnavailable,
@@ -73,15 +82,61 @@ final class DatabaseThread: TaskExecutor, @unchecked Sendable {
 
     /// A result one side finishes and the other waits for.
     final class Outcome<T: Sendable>: Sendable {
-        let done = DispatchSemaphore(value: 0)
         private let value = Mutex<Result<T, any Error>?>(nil)
 
         func finish(_ result: Result<T, any Error>) {
             value.withLock { $0 = result }
-            done.signal()
         }
 
+        var isFinished: Bool { value.withLock { $0 != nil } }
+
         func result() throws -> T { try value.withLock { $0! }.get() }
+    }
+
+    /// The executor of a task whose result a thread waits for: the waiting thread runs the task's
+    /// jobs itself (``serve(until:or:)``), so that each answer from the database wakes one thread.
+    /// Jobs that come after it stopped waiting (a task cancelled at a timeout, winding down) run on
+    /// the database thread, so nothing the task holds (a pooled connection) is left behind.
+    final class Waiter: TaskExecutor, @unchecked Sendable {
+        // `@unchecked`: `state` is guarded by its mutex and `ready` is a semaphore.
+        private let state = Mutex<(jobs: [UnownedJob], serving: Bool)>(([], true))
+        private let ready = DispatchSemaphore(value: 0)
+        private let thread: DatabaseThread
+
+        init(handingOverTo thread: DatabaseThread) {
+            self.thread = thread
+        }
+
+        func enqueue(_ job: consuming ExecutorJob) {
+            let job = UnownedJob(job)
+            let queued = state.withLock { state -> Bool in
+                guard state.serving else { return false }
+                state.jobs.append(job)
+                return true
+            }
+            if queued { ready.signal() } else { thread.run(job, on: asUnownedTaskExecutor()) }
+        }
+
+        /// Runs the jobs enqueued here on the calling thread until `finished` says so (`true`) or
+        /// `deadline` passes (`false`); from then on the database thread runs them.
+        func serve(until deadline: DispatchTime, or finished: () -> Bool) -> Bool {
+            let executor = asUnownedTaskExecutor()
+            var done = false
+            while !done {
+                while let job = state.withLock({ $0.jobs.isEmpty ? nil : $0.jobs.removeFirst() }) {
+                    job.runSynchronously(on: executor)
+                }
+                if finished() { break }
+                done = ready.wait(timeout: deadline) == .timedOut
+            }
+            let left = state.withLock { state -> [UnownedJob] in
+                state.serving = false
+                defer { state.jobs = [] }
+                return state.jobs
+            }
+            for job in left { thread.run(job, on: executor) }
+            return finished()
+        }
     }
 }
 

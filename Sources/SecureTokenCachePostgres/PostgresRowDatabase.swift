@@ -33,6 +33,10 @@ final class PostgresRowDatabase: RowDatabase {
         var wait: Duration
     }
 
+    /// The connections kept open whether used or not: as many as the calls of one instance that
+    /// usually run at once.
+    static let steadyConnections = 2
+
     /// How long calls fail at once after the database did not answer: the first wait, doubled
     /// after each attempt that fails again, up to the longest.
     enum OutageBackoff {
@@ -49,6 +53,19 @@ final class PostgresRowDatabase: RowDatabase {
         var options = PostgresClient.Configuration.Options()
         options.maximumConnections = max(1, configuration.maximumConnections)
         options.connectTimeout = configuration.timeout
+        // The pool arms a keep-alive timer each time a connection goes back to it, and an idle
+        // timer for a connection beyond its minimum; a lease cancels them, but each sleep stays
+        // allocated until its deadline (30 and 60 s), so an instance loading partitions quickly
+        // would hold memory in proportion to its rate. The connections a steady load uses are the
+        // minimum ones, which have no idle timer, and none has a keep-alive timer: a connection
+        // the server closed is dropped by the pool as the listener's is.
+        options.keepAliveBehavior = nil
+        options.minimumConnections = min(Self.steadyConnections, options.maximumConnections - 1)
+        // PostgreSQL keeps choosing each prepared statement's plan for its values: a plan made
+        // without them cannot see how few rows a version or a list of partitions selects, and
+        // reads a large group's rows at large. A generic plan's high estimate would also have it
+        // compile the plan (JIT), which only long queries repay, so JIT is off.
+        options.additionalStartupParameters = [("jit", "off")]
         var clientConfiguration = try Self.clientConfiguration(configuration)
         clientConfiguration.options = options
         let client = PostgresClient(configuration: clientConfiguration, backgroundLogger: logger)
@@ -129,9 +146,18 @@ final class PostgresRowDatabase: RowDatabase {
         -> (RowGroupHead, [SealedRow])
     {
         try call("reading a group's rows") { client, logger in
+            if version > 0 {
+                // A catch-up or a partition load: one prepared statement, one round trip. What it
+                // read is the answer unless the head says the reader starts over (another epoch,
+                // or deletions it would replay were swept).
+                let (head, rows) = try await GroupChangesStatement(group: group, version: version, loading: selection.loading)
+                    .run(on: client, logger: logger)
+                guard let head else { throw Self.headGone }
+                if head.epoch == epoch, version >= head.horizon { return (head, rows) }
+            }
             // One snapshot for the head and the rows: a commit between the two reads would hand
             // the reader rows newer than the head it reports.
-            try await client.withConnection { connection in
+            return try await client.withConnection { connection in
                 try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
                 do {
                     let result = try await Self.rows(
@@ -377,7 +403,7 @@ final class PostgresRowDatabase: RowDatabase {
         let id = ByteBuffer(bytes: group)
         let everything = head.epoch != epoch || version == 0 || version < head.horizon
         let query: PostgresQuery
-        switch (everything, selection.kept) {
+        switch (everything, selection.kept?()) {
         case (true, nil):
             query = "SELECT name, version, deleted, sealed, part FROM stc_rows WHERE group_id = \(id) AND NOT deleted"
         case (true, let kept?):

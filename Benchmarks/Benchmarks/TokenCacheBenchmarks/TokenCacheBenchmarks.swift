@@ -204,6 +204,13 @@ let benchmarks: @Sendable () -> Void = {
                     blackHole(try group.importMSAL(workload.json))
                 }
             }
+            // Exporting them again as msal-python's bytes (what its serialize() writes).
+            Benchmark("Memory.exportMSAL.10000", configuration: single) { benchmark in
+                let (group, _) = try workload.open()
+                benchmark.startMeasurement()
+                for _ in benchmark.scaledIterations { blackHole(try group.exportMSAL(includeSecrets: true)) }
+                benchmark.stopMeasurement()
+            }
         } else {
             // Opening an existing group: reading and decrypting everything, building the index.
             // (A 100,000-token keyring group would be one secret of about 60 MB: not measured.)

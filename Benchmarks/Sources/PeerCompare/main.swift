@@ -23,6 +23,19 @@
 //   PeerCompare bounded-obo ASSERTIONS LIMIT-MB
 //                                         stores a token for each of ASSERTIONS callers in a group
 //                                         bounded to LIMIT-MB; records resident memory against it
+//   PeerCompare fleet-fill KEY-FILE USERS
+//                                         puts USERS users into a fleet's group in the PostgreSQL
+//                                         database STC_POSTGRES_URL names, sealed with the key in
+//                                         KEY-FILE, unless they are there (FleetCache.swift)
+//   PeerCompare fleet KEY-FILE USERS [REPEATS]
+//                                         an instance of that group with a 64 MB first level: times
+//                                         an L1 hit, an L2 cold read beside a bare prepared SELECT,
+//                                         a write, and lookups per second
+//   PeerCompare fleet-bounded KEY-FILE USERS LIMIT-MB
+//                                         looks up each of the group's USERS users once with a
+//                                         LIMIT-MB first level; records resident memory against it
+//   PeerCompare fleet-spin KEY-FILE USERS OP N
+//                                         for profilers: OP (hit or cold) N times in that group
 //   PeerCompare [--keyring] shared-write PATH ACCOUNT PREFIX COUNT PAUSE-MS
 //                                         for SharedPeerProofs: COUNT writes to the msal-file
 //                                         cache at PATH, or with --keyring to the azure-identity
@@ -320,6 +333,20 @@ case "obo-hit" where arguments.count >= 3:
 case "bounded-obo" where arguments.count == 4:
     try measureBoundedOnBehalfOf(assertions: Int(arguments[2])!, limitMB: Int(arguments[3])!)
     printJSON()
+case "fleet-fill" where arguments.count == 4:
+    try await fillFleet(users: Int(arguments[3])!, keyFile: arguments[2])
+    printJSON()
+case "fleet" where arguments.count >= 4:
+    try await measureFleet(
+        users: Int(arguments[3])!, keyFile: arguments[2], repeats: arguments.count > 4 ? Int(arguments[4])! : 7)
+    printJSON()
+case "fleet-bounded" where arguments.count == 5:
+    try measureBoundedFleet(users: Int(arguments[3])!, keyFile: arguments[2], limitMB: Int(arguments[4])!)
+    printJSON()
+case "fleet-spin" where arguments.count == 6:
+    // On the main actor, as `spin` runs: valgrind 3.19 stops with an internal error when the
+    // cooperative pool's threads wait for the database.
+    try spinFleet(users: Int(arguments[3])!, keyFile: arguments[2], operation: arguments[4], count: Int(arguments[5])!)
 case "serve-open" where arguments.count == 3:
     // For scripts/compare_peers.py, which alternates the engine's open with msal-python's
     // deserialize sample by sample, so that both sides see the same moments of a shared machine:

@@ -176,28 +176,31 @@ public final class CacheGroup: Sendable {
     func index() throws -> Index { try snapshot().index }
 
     /// What `lookUp` finds in the latest snapshot. When it finds nothing, it looks again where
-    /// what it looks for may be that the snapshot does not show yet: first after asking the store
-    /// whether another process committed something the generation does not show yet
-    /// (``CacheStore/checkForChanges()``), then, for a store that keeps only part of the group
-    /// (``PartialStore``), after loading `partition`. A hit costs what it costs without this,
+    /// what it looks for may be that the snapshot does not show yet: for a store that keeps only
+    /// part of the group (``PartialStore``) and not `partition`, after loading it; otherwise
+    /// after asking the store whether another process committed something the generation does
+    /// not show yet (``CacheStore/checkForChanges()``). A hit costs what it costs without this,
     /// and a miss never answers from before a write another process has finished.
     func find<Found>(in partition: @autoclosure () throws -> CachePartition? = nil, _ lookUp: (Snapshot) throws -> Found?)
         throws -> Found?
     {
         let first = try snapshot()
         if let found = try lookUp(first) { return found }
+        if let partial, let wanted = try partition(), !partial.keeps(wanted.storageKey) {
+            // Loading the partition reads the store as it is now, which is what asking it for
+            // changes would read: one round trip to a database, not two.
+            do {
+                if try keep(wanted) { return try lookUp(snapshot()) }
+            } catch let error as TokenCacheError where keepsServing(through: error) {
+                return nil  // a miss: the app asks the authority instead
+            }
+        }
         // Look again if anything moved since the first look, whether this check or a listener
         // of the store's moved it.
         _ = store.checkForChanges()
         let again = try snapshot()
         if again.cursor != first.cursor, let found = try lookUp(again) { return found }
-        guard partial != nil, let partition = try partition() else { return nil }
-        do {
-            guard try keep(partition) else { return nil }
-        } catch let error as TokenCacheError where keepsServing(through: error) {
-            return nil  // a miss: the app asks the authority instead
-        }
-        return try lookUp(snapshot())
+        return nil
     }
 
     private func catchUp() throws -> Snapshot {
@@ -582,11 +585,8 @@ public final class CacheGroup: Sendable {
     /// number of entries imported. A malformed file throws `.malformedCache` and imports nothing.
     @discardableResult
     public func importMSAL(_ json: some Collection<UInt8>) throws -> Int {
-        let parsed = try MSALDocument.parse(json)
-        return try write { transaction in
-            MSALDocument.merge(parsed, into: &transaction)
-            return parsed.entryCount
-        }
+        let document = try MSALDocument.read(json)
+        return try write { transaction in MSALDocument.merge(document, into: &transaction) }
     }
 
     /// The group as an MSAL JSON cache, byte for byte what msal-python 1.39.0's `serialize()`

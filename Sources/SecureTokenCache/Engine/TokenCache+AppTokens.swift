@@ -63,8 +63,9 @@ extension TokenCache {
         // stays the answer for as long as it is unexpired.
         let generation = group.generation
         let extCacheKey = cacheKeyComponents.isEmpty ? nil : ExtendedCacheKey.of(cacheKeyComponents)
-        let question = AppQuestion(authority: authority.url, scopes: scopes, extCacheKey: extCacheKey)
-        if let answer = appAnswers.withLock({ $0.answer(question, at: generation) }) {
+        if let answer = appAnswers.withLock({
+            $0.answer(authority: authority.url, scopes: scopes, extCacheKey: extCacheKey, at: generation)
+        }) {
             let now = group.clock()
             if !answer.isExpired(at: now) {
                 noteUse(of: answer)
@@ -91,6 +92,7 @@ extension TokenCache {
         }
         guard let (found, generation) = answer else { return nil }
         noteUse(of: found)
+        let question = AppQuestion(authority: authority.url, scopes: scopes, extCacheKey: extCacheKey)
         appAnswers.withLock { $0.remember(found, for: question, at: generation) }
         return CachedAccessToken(token: found, shouldRefresh: found.shouldRefresh(at: now))
     }
@@ -101,6 +103,12 @@ extension TokenCache {
         let authority: String
         let scopes: Scopes
         let extCacheKey: String?
+
+        /// Whether this is the question of these parts, compared where they are (a hit checks the
+        /// last question without copying either side).
+        func isAsked(authority: String, scopes: Scopes, extCacheKey: String?) -> Bool {
+            self.authority == authority && self.scopes == scopes && self.extCacheKey == extCacheKey
+        }
     }
 
     /// The app tokens this cache last answered with, all found at one generation of the group.
@@ -113,14 +121,18 @@ extension TokenCache {
         static let limit = 256
         private var generation: UInt64 = .max
         private var answers: [AppQuestion: AccessToken] = [:]
-        /// The last question answered, checked first: comparing the caller's own strings again
-        /// (the same storage) costs less than hashing them.
+        /// The last question answered and its answer, checked first: comparing the caller's own
+        /// strings again (the same storage) costs less than hashing them, and comparing them in
+        /// place costs less than copying the question to compare (each copy retains its parts).
         private var last: (question: AppQuestion, token: AccessToken)?
 
-        /// The remembered answer to `question`, if it was found at `current`.
-        mutating func answer(_ question: AppQuestion, at current: UInt64) -> AccessToken? {
+        /// The remembered answer to the question of these parts, if it was found at `current`.
+        mutating func answer(authority: String, scopes: Scopes, extCacheKey: String?, at current: UInt64) -> AccessToken? {
             guard generation == current else { return nil }
-            if let last, last.question == question { return last.token }
+            if last?.question.isAsked(authority: authority, scopes: scopes, extCacheKey: extCacheKey) == true {
+                return last?.token
+            }
+            let question = AppQuestion(authority: authority, scopes: scopes, extCacheKey: extCacheKey)
             guard let token = answers[question] else { return nil }
             last = (question, token)
             return token

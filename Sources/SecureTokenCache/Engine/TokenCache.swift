@@ -239,7 +239,7 @@ public final class TokenCache: Sendable {
     ///   response, and the store's errors (`.lockTimeout`, `.diskFull`, ...).
     @discardableResult
     public func store(_ response: TokenResponse, for request: TokenRequest, signIn: Bool = true) throws -> AccessToken {
-        guard request.clientId.lowercased() == client else {
+        guard request.clientId.asciiLowercased == client else {
             throw TokenCacheError(.invalidArgument, "the request is for another client id than this TokenCache's")
         }
         if request.grantType == Self.clientCredentialsGrant { return try storeChecked(response, forApp: request) }

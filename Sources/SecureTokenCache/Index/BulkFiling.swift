@@ -23,7 +23,7 @@ struct BulkFiling: Sendable {
 
     /// Gathers every entry of `other` after those already here, in its order.
     mutating func append(_ other: consuming BulkFiling) {
-        for number in maps.indices { maps[number].append(joining: other.maps[number], offset: count) }
+        for (number, rule) in IndexMaps.table.enumerated() { rule.join(&maps[number], other.maps[number], offset: count) }
         rows.append(other.rows)
     }
 }

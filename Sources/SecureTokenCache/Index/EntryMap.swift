@@ -85,6 +85,16 @@ struct EntryMap: Sendable {
         try changes.forEach { _, changed in if let changed { try body(changed) } }
     }
 
+    /// Calls `body` with every entry's id, ordinal and members as held, in no particular order:
+    /// for reading every entry's members (an export) without making each a typed entry.
+    func forEachHeld(_ body: (EntryID, UInt64, EntryMembers) throws -> Void) rethrows {
+        for row in 0..<base.count where changes.isEmpty || changes[base.id(at: row)] == nil {
+            let filed = base.rows[row]
+            try body(filed.id, filed.ordinal, base.members(at: row))
+        }
+        try changes.forEach { id, changed in if let changed { try body(id, changed.ordinal, changed.entry.members) } }
+    }
+
     /// Every entry, in no particular order.
     var values: [StoredEntry] {
         var values: [StoredEntry] = []

@@ -1,3 +1,5 @@
+import Glibc
+
 /// The plaintext of an MSAL entry's record: the entry's members in a binary form that
 /// decodes without parsing JSON.
 ///
@@ -22,86 +24,258 @@ enum EntryPayload {
         case json = 5
     }
 
-    /// The payload of `stored`: the one it was read from when its ordinal is unchanged.
+    /// The payload of `stored`: the one it was read from, with its ordinal changed if need be.
     static func encode(_ stored: StoredEntry) -> ArraySlice<UInt8> {
-        if case .payload(let payload) = stored.entry.members, ordinal(of: payload) == stored.ordinal { return payload }
+        if case .payload(let payload) = stored.entry.members, ordinal(of: payload) != nil {
+            return self.payload(payload, ordinal: stored.ordinal)
+        }
         let members = stored.entry.fields.members
-        var output: [UInt8] = [version]
-        output.reserveCapacity(64 + members.count * 48)
-        withUnsafeBytes(of: stored.ordinal.littleEndian) { output.append(contentsOf: $0) }
-        appendVarint(UInt64(members.count), to: &output)
-        for member in members {
-            if let field = KnownField(name: member.key) {
-                output.append(field.rawValue)
-            } else {
-                output.append(0)
-                appendText(member.key, to: &output)
-            }
+        return encode(ordinal: stored.ordinal, members: members, codes: members.map { KnownField(name: $0.key)?.rawValue ?? 0 })[
+            ...]
+    }
+
+    /// The payload of `members` under `ordinal`, whose ``KnownField`` codes are `codes` (0: a
+    /// member stored by name).
+    static func encode(ordinal: UInt64, members: [(key: String, value: JSONValue)], codes: [UInt8]) -> [UInt8] {
+        // Arrays and objects are stored as compact JSON, written first so that the payload's
+        // size is known and its bytes are allocated once.
+        var nested: [[UInt8]] = []
+        var size = 9 + varintSize(UInt64(members.count))
+        for (member, code) in zip(members, codes) {
+            size += 2
+            if code == 0 { size += textSize(member.key.utf8.count) }
             switch member.value {
-            case .string(let text):
-                output.append(ValueType.string.rawValue)
-                appendText(text, to: &output)
-            case .number(let literal):
-                output.append(ValueType.number.rawValue)
-                appendText(literal, to: &output)
-            case .bool(let flag):
-                output.append(flag ? ValueType.true.rawValue : ValueType.false.rawValue)
-            case .null:
-                output.append(ValueType.null.rawValue)
+            case .string(let text), .number(let text): size += textSize(text.utf8.count)
+            case .bool, .null: break
             case .array, .object:
-                output.append(ValueType.json.rawValue)
                 var json: [UInt8] = []
                 JSONWriter.write(member.value, style: .compact, into: &json)
-                appendVarint(UInt64(json.count), to: &output)
-                output += json
+                size += textSize(json.count)
+                nested.append(json)
             }
         }
-        return output[...]
+        var writer = PayloadWriter(capacity: size)
+        writer.header(ordinal: ordinal, memberCount: members.count)
+        var nextNested = 0
+        for (member, code) in zip(members, codes) {
+            writer.byte(code)
+            if code == 0 { writer.text(member.key) }
+            switch member.value {
+            case .string(let text):
+                writer.byte(ValueType.string.rawValue)
+                writer.text(text)
+            case .number(let literal):
+                writer.byte(ValueType.number.rawValue)
+                writer.text(literal)
+            case .bool(let flag):
+                writer.byte(flag ? ValueType.true.rawValue : ValueType.false.rawValue)
+            case .null:
+                writer.byte(ValueType.null.rawValue)
+            case .array, .object:
+                writer.byte(ValueType.json.rawValue)
+                nested[nextNested].withUnsafeBytes { writer.text($0) }
+                nextNested += 1
+            }
+        }
+        return writer.bytes
+    }
+
+    /// Reads the JSON object next in `parser` (an MSAL entry) straight into the payload that
+    /// ``encode(ordinal:members:codes:)`` makes of the object a whole parse of it gives, appended
+    /// to `output`, with the same checks and errors as that parse. `members` is room for the
+    /// members while they are counted.
+    ///
+    /// - Returns: `false`, with nothing appended, when the object has a member twice (a whole
+    ///   parse keeps its first position and last value); `parser` is past the object either way.
+    static func read(
+        _ parser: inout JSONParser, ordinal: UInt64, members: inout PayloadWriter, into output: inout PayloadWriter
+    ) throws -> Bool {
+        members.removeAll()
+        var count = 0
+        var known: UInt32 = 0
+        var unknown: [String] = []
+        var repeated = false
+        if try parser.beginObject() {
+            repeat {
+                let name = try parser.memberName()
+                let field = name.withUTF8 { KnownField(utf8Name: UnsafeRawBufferPointer($0)) }
+                if let field {
+                    repeated = repeated || known & 1 << UInt32(field.rawValue) != 0
+                    known |= 1 << UInt32(field.rawValue)
+                    members.byte(field.rawValue)
+                } else {
+                    let text = name.string
+                    repeated = repeated || unknown.contains(text)
+                    unknown.append(text)
+                    members.byte(0)
+                    members.text(text)
+                }
+                // At the end of the data (0), the whole parse's error comes from parseValue().
+                switch parser.peek() ?? 0 {
+                case UInt8(ascii: "\""):
+                    members.byte(ValueType.string.rawValue)
+                    try parser.parseStringValue().withUTF8 { members.text(UnsafeRawBufferPointer($0)) }
+                case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                    members.byte(ValueType.number.rawValue)
+                    members.text(UnsafeRawBufferPointer(try parser.numberLiteral()))
+                case UInt8(ascii: "t"):
+                    try parser.expectLiteral("true")
+                    members.byte(ValueType.true.rawValue)
+                case UInt8(ascii: "f"):
+                    try parser.expectLiteral("false")
+                    members.byte(ValueType.false.rawValue)
+                case UInt8(ascii: "n"):
+                    try parser.expectLiteral("null")
+                    members.byte(ValueType.null.rawValue)
+                default:
+                    // An array or an object (anything else is refused here as everywhere).
+                    var json: [UInt8] = []
+                    JSONWriter.write(try parser.parseValue(), style: .compact, into: &json)
+                    members.byte(ValueType.json.rawValue)
+                    json.withUnsafeBytes { members.text($0) }
+                }
+                count += 1
+            } while try parser.endOfMember()
+        }
+        guard !repeated else { return false }
+        output.header(ordinal: ordinal, memberCount: count)
+        output.raw(members)
+        return true
+    }
+
+    /// Whether two payloads hold the same members, whatever their ordinals.
+    static func sameMembers(_ a: ArraySlice<UInt8>, _ b: ArraySlice<UInt8>) -> Bool {
+        guard a.count == b.count, a.count >= 9, a.first == b.first else { return false }
+        return a.withUnsafeBytes { a in
+            b.withUnsafeBytes { b in memcmp(a.baseAddress! + 9, b.baseAddress! + 9, a.count - 9) == 0 }
+        }
+    }
+
+    /// Whether every member of a payload that ``EntryDecoder`` read before is a known one whose
+    /// code is in `fields` (one bit per code).
+    static func holdsOnly(_ fields: UInt32, _ payload: ArraySlice<UInt8>) -> Bool {
+        reading(payload) { reader, count in
+            for _ in 0..<count {
+                let code = try reader.byte()
+                guard code != 0, code < 32, fields & 1 << UInt32(code) != 0 else { return false }
+                try reader.skipValue()
+            }
+            return true
+        }
+    }
+
+    /// Writes the members of a payload that ``EntryDecoder`` read before as the JSON object
+    /// ``members(of:)`` would make of them, in `style` at nesting `level` (``JSONWriter``), leaving
+    /// out the member `omitted` when it is given.
+    static func writeObject(
+        _ payload: ArraySlice<UInt8>, style: JSONWriter.Style, level: Int, omitting omitted: KnownField?,
+        into output: inout [UInt8]
+    ) {
+        reading(payload) { reader, count in
+            var written = count
+            if let omitted {
+                var scan = reader
+                for _ in 0..<count {
+                    let code = try scan.byte()
+                    if code == 0 { _ = try scan.text() }
+                    if code == omitted.rawValue { written -= 1 }
+                    try scan.skipValue()
+                }
+            }
+            var failure: (any Error)?
+            JSONWriter.writeContainer(count: Int(written), brackets: ("{", "}"), style: style, level: level, into: &output) {
+                output in
+                do {
+                    while true {
+                        let code = try reader.byte()
+                        if code == 0 {
+                            JSONWriter.writeName(utf8: try reader.text(), style: style, into: &output)
+                        } else if code == omitted?.rawValue {
+                            try reader.skipValue()
+                            continue
+                        } else {
+                            var name = KnownField.byCode[Int(code)]!.name
+                            name.withUTF8 {
+                                JSONWriter.writeName(utf8: UnsafeRawBufferPointer($0), plain: true, style: style, into: &output)
+                            }
+                        }
+                        try reader.writeValue(style: style, level: level + 1, into: &output)
+                        return
+                    }
+                } catch {
+                    failure = error
+                }
+            }
+            if let failure { throw failure }
+        }
+    }
+
+    /// How many bytes `value` takes as a varint.
+    static func varintSize(_ value: UInt64) -> Int { max(1, (64 - value.leadingZeroBitCount + 6) / 7) }
+
+    /// How many bytes a length-prefixed run of `count` bytes takes.
+    static func textSize(_ count: Int) -> Int { varintSize(UInt64(count)) + count }
+
+    /// `payload` (of this version) with `ordinal` in its header: the members encode as they did,
+    /// so only the header changes.
+    static func payload(_ payload: ArraySlice<UInt8>, ordinal: UInt64) -> ArraySlice<UInt8> {
+        if self.ordinal(of: payload) == ordinal { return payload }
+        var copy = Array(payload)
+        copy.withUnsafeMutableBytes { $0.storeBytes(of: ordinal.littleEndian, toByteOffset: 1, as: UInt64.self) }
+        return copy[...]
     }
 
     /// The ordinal a payload carries.
-    private static func ordinal(of payload: ArraySlice<UInt8>) -> UInt64? {
+    static func ordinal(of payload: ArraySlice<UInt8>) -> UInt64? {
         guard payload.count >= 9, payload.first == version else { return nil }
         return payload.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: 1, as: UInt64.self)) }
     }
 
     /// Every member of a payload that ``EntryDecoder`` read before, in order.
     static func members(of payload: ArraySlice<UInt8>) -> JSONObject {
+        reading(payload) { reader, count in
+            var members: [(key: String, value: JSONValue)] = []
+            members.reserveCapacity(Int(min(count, 64)))
+            for _ in 0..<count {
+                let code = try reader.byte()
+                let key = code == 0 ? String(decoding: try reader.text(), as: UTF8.self) : KnownField.byCode[Int(code)]!.name
+                members.append((key: key, value: try reader.value { String(decoding: $0, as: UTF8.self) }))
+            }
+            return JSONObject(members)
+        }
+    }
+
+    /// `body` with a reader past the header of a payload that ``EntryDecoder`` read before, and
+    /// its member count: the same bytes decoded when the entry was read, so they cannot fail now.
+    private static func reading<Result>(
+        _ payload: ArraySlice<UInt8>, _ body: (inout PayloadReader, UInt64) throws -> Result
+    ) -> Result {
         do {
             return try payload.withUnsafeBytes { bytes in
                 var reader = PayloadReader(bytes)
                 let (_, count) = try reader.header()
-                var members: [(key: String, value: JSONValue)] = []
-                members.reserveCapacity(Int(min(count, 64)))
-                for _ in 0..<count {
-                    let code = try reader.byte()
-                    let key = code == 0 ? String(decoding: try reader.text(), as: UTF8.self) : KnownField.byCode[Int(code)]!.name
-                    members.append((key: key, value: try reader.value { String(decoding: $0, as: UTF8.self) }))
-                }
-                return JSONObject(members)
+                return try body(&reader, count)
             }
         } catch {
-            // The same bytes decoded when the entry was read; they cannot fail now.
             preconditionFailure("an entry payload that decoded before no longer decodes")
         }
     }
 
-    private static func appendText(_ text: String, to output: inout [UInt8]) {
-        var text = text
-        text.withUTF8 { utf8 in
-            appendVarint(UInt64(utf8.count), to: &output)
-            output.append(contentsOf: utf8)
+    /// The text of the known member `field` of a payload that ``EntryDecoder`` read before (a
+    /// string, or a number's literal), if it has one.
+    static func string(_ field: KnownField, of payload: ArraySlice<UInt8>) -> String? {
+        reading(payload) { reader, count in
+            for _ in 0..<count {
+                let code = try reader.byte()
+                if code == 0 { _ = try reader.text() }
+                guard code == field.rawValue else {
+                    try reader.skipValue()
+                    continue
+                }
+                return try reader.textValue().map { String(decoding: $0, as: UTF8.self) }
+            }
+            return nil
         }
-    }
-
-    /// Appends `value` as an unsigned LEB128 varint.
-    static func appendVarint(_ value: UInt64, to output: inout [UInt8]) {
-        var value = value
-        while value >= 0x80 {
-            output.append(UInt8(truncatingIfNeeded: value) | 0x80)
-            value >>= 7
-        }
-        output.append(UInt8(value))
     }
 }
 
@@ -406,6 +580,33 @@ struct PayloadReader {
         }
     }
 
+    /// Writes a member's value as ``JSONWriter`` writes the value ``value(_:)`` reads, in `style`
+    /// at nesting `level`.
+    mutating func writeValue(style: JSONWriter.Style, level: Int, into output: inout [UInt8]) throws {
+        switch EntryPayload.ValueType(rawValue: try byte()) {
+        case .string?: JSONWriter.writeString(utf8: try text(), style: style, into: &output)
+        case .number?:
+            let literal = try text()
+            if style == .python {
+                output.append(contentsOf: JSONWriter.pythonNumber(String(decoding: literal, as: UTF8.self)).utf8)
+            } else {
+                output.append(contentsOf: literal)
+            }
+        case .true?: output.append(contentsOf: "true".utf8)
+        case .false?: output.append(contentsOf: "false".utf8)
+        case .null?: output.append(contentsOf: "null".utf8)
+        case .json?:
+            let value: JSONValue
+            do {
+                value = try JSONParser.parse(try text().assumingMemoryBound(to: UInt8.self))
+            } catch {
+                throw Self.malformed
+            }
+            JSONWriter.write(value, style: style, level: level, into: &output)
+        case nil: throw Self.malformed
+        }
+    }
+
     /// Checks a member's value and moves past it, making nothing of it.
     mutating func skipValue() throws {
         switch EntryPayload.ValueType(rawValue: try byte()) {
@@ -428,4 +629,132 @@ struct PayloadReader {
         defer { position += Int(length) }
         return UnsafeRawBufferPointer(rebasing: bytes[position..<(position + Int(length))])
     }
+}
+
+/// Payloads written one after another into blocks of about a mebibyte, each payload a slice of
+/// its block: an import of a large document allocates per block, not per entry, as a store's
+/// sealed batches do (a block lives while any entry read from it does).
+struct PayloadBlocks: ~Copyable {
+    /// The size of a block.
+    static let blockSize = 1 << 20
+
+    private var finished: [[UInt8]] = []
+    /// The block being written, copied into an array of its size when it is full (and the room
+    /// written again for the next one).
+    private var current: PayloadWriter
+
+    /// Blocks for the payloads of a document of `expectedBytes`: a payload is smaller than its
+    /// JSON, so the first block need not be larger.
+    init(expectedBytes: Int) {
+        current = PayloadWriter(capacity: min(Self.blockSize, expectedBytes))
+    }
+
+    /// Appends what `write` writes to the block being written, with `scratch` for it to use;
+    /// returns the block and the range it is in, or `nil` (with nothing appended) when `write`
+    /// returns `false`.
+    mutating func append(
+        scratch: inout PayloadWriter, _ write: (inout PayloadWriter, inout PayloadWriter) throws -> Bool
+    ) rethrows -> (block: Int, range: Range<Int>)? {
+        let start = current.count
+        guard try write(&current, &scratch) else { return nil }
+        let written = (block: finished.count, range: start..<current.count)
+        if current.count >= Self.blockSize {
+            finished.append(current.bytes)
+            current.removeAll()
+        }
+        return written
+    }
+
+    /// Every block, in order (the ranges ``append(scratch:_:)`` returned are in them).
+    consuming func finish() -> [[UInt8]] {
+        finished + [current.bytes]
+    }
+}
+
+/// Writes the parts of an ``EntryPayload`` into memory it owns and grows: the inverse of
+/// ``PayloadReader``. Plain stores, not array appends: each of those checks its array's
+/// uniqueness and capacity, and a payload is written a byte or a few at a time.
+struct PayloadWriter: ~Copyable {
+    private var start: UnsafeMutableRawPointer
+    private var capacity: Int
+    /// How many bytes are written.
+    private(set) var count = 0
+
+    /// A writer with room for `capacity` bytes.
+    init(capacity: Int) {
+        self.capacity = max(capacity, 64)
+        start = .allocate(byteCount: self.capacity, alignment: 1)
+    }
+
+    deinit { start.deallocate() }
+
+    /// What is written, as an array of its size.
+    var bytes: [UInt8] { Array(UnsafeRawBufferPointer(start: start, count: count)) }
+
+    /// Makes room for `more` bytes.
+    @inline(__always)
+    private mutating func reserve(_ more: Int) {
+        guard count + more > capacity else { return }
+        capacity = max(2 * capacity, count + more)
+        let grown = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 1)
+        grown.copyMemory(from: start, byteCount: count)
+        start.deallocate()
+        start = grown
+    }
+
+    /// A payload's header: the version, the ordinal and how many members follow.
+    mutating func header(ordinal: UInt64, memberCount: Int) {
+        reserve(9)
+        start.storeBytes(of: EntryPayload.version, toByteOffset: count, as: UInt8.self)
+        start.storeBytes(of: ordinal.littleEndian, toByteOffset: count + 1, as: UInt64.self)
+        count += 9
+        varint(UInt64(memberCount))
+    }
+
+    mutating func byte(_ value: UInt8) {
+        reserve(1)
+        start.storeBytes(of: value, toByteOffset: count, as: UInt8.self)
+        count += 1
+    }
+
+    /// `value` as an unsigned LEB128 varint.
+    mutating func varint(_ value: UInt64) {
+        reserve(10)
+        var value = value
+        while value >= 0x80 {
+            start.storeBytes(of: UInt8(truncatingIfNeeded: value) | 0x80, toByteOffset: count, as: UInt8.self)
+            count += 1
+            value >>= 7
+        }
+        start.storeBytes(of: UInt8(value), toByteOffset: count, as: UInt8.self)
+        count += 1
+    }
+
+    /// A length-prefixed run of bytes.
+    mutating func text(_ text: UnsafeRawBufferPointer) {
+        varint(UInt64(text.count))
+        raw(text)
+    }
+
+    /// A string's UTF-8 bytes, length-prefixed.
+    mutating func text(_ string: String) {
+        var string = string
+        string.withUTF8 { text(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Bytes as they are.
+    mutating func raw(_ raw: UnsafeRawBufferPointer) {
+        guard let source = raw.baseAddress else { return }
+        reserve(raw.count)
+        (start + count).copyMemory(from: source, byteCount: raw.count)
+        count += raw.count
+    }
+
+    /// Appends what `other` wrote.
+    mutating func raw(_ other: borrowing PayloadWriter) {
+        raw(UnsafeRawBufferPointer(start: other.start, count: other.count))
+    }
+
+    /// Forgets what was written, keeping the room.
+    mutating func removeAll() { count = 0 }
 }

@@ -102,6 +102,14 @@ final class EntryTable: @unchecked Sendable {
         }
     }
 
+    /// The members of the entry in `row` as held: its payload, never decoded here.
+    func members(at row: Int) -> EntryMembers {
+        switch rows[row].source {
+        case .payload(let payload): .payload(payload)
+        case .entry(let entry): entry.members
+        }
+    }
+
     /// The entry in `row`, typed.
     func stored(at row: Int) -> StoredEntry {
         let filed = rows[row]

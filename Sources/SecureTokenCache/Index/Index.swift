@@ -444,6 +444,24 @@ struct Index: Sendable {
         resolve(state.maps.entriesByAccount[HashedString(account)])
     }
 
+    /// The entries of one kind of an account, for every client, in filing order: the others are
+    /// passed over by their ids, never looked up.
+    func entries(account: String, kind: CredentialKind) -> [StoredEntry] {
+        var found: [StoredEntry] = []
+        switch state.maps.entriesByAccount[HashedString(account)] {
+        case .rows(let table, let rows)?:
+            for row in rows where table.id(at: Int(row)).kind == kind {
+                if let stored = entries.current(row: Int(row), of: table) { found.append(stored) }
+            }
+        case .values(let ids)?:
+            for id in ids where id.kind == kind {
+                if let stored = entries[id] { found.append(stored) }
+            }
+        case nil: break
+        }
+        return found
+    }
+
     /// Access tokens expired at `now` (no margin): a scan, for purges at compaction and on request.
     func expiredAccessTokens(now: Int64) -> [EntryID] {
         entries.values.compactMap { stored in

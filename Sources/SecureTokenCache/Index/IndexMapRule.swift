@@ -14,6 +14,7 @@ final class IndexMapRule: Sendable {
     private let refileEntry: @Sendable (StoredEntry, inout IndexMaps) -> Void
     private let convertGathered: @Sendable (Grouping<SlotKey>, inout EntryDecoder) -> any JoinableGrouping
     private let installGathered: @Sendable (any JoinableGrouping, EntryTable, inout IndexMaps) -> Void
+    private let joinGathered: @Sendable (inout any JoinableGrouping, any JoinableGrouping, Int) -> Void
     private let describe: @Sendable (IndexMaps) -> [String: [String: [String]]]
 
     /// The row of `rule`.
@@ -24,6 +25,7 @@ final class IndexMapRule: Sendable {
         refileEntry = { rule.refile($0, in: &$1) }
         convertGathered = { rule.converted($0, decoder: &$1) }
         installGathered = { rule.install($0, rows: $1, in: &$2) }
+        joinGathered = { rule.join(&$0, $1, offset: $2) }
         describe = { rule.contents(of: $0) }
     }
 
@@ -49,6 +51,12 @@ final class IndexMapRule: Sendable {
     /// from `decoder`'s interned text once per distinct key.
     func converted(_ gathered: Grouping<SlotKey>, decoder: inout EntryDecoder) -> any JoinableGrouping {
         convertGathered(gathered, &decoder)
+    }
+
+    /// Appends the rows of `other`, gathered by the thread that decoded the records after those of
+    /// `gathered` (what ``converted(_:decoder:)`` made of each), moved `offset` rows on.
+    func join(_ gathered: inout any JoinableGrouping, _ other: any JoinableGrouping, offset: Int) {
+        joinGathered(&gathered, other, offset)
     }
 
     /// Makes the map of `maps` from `gathered` (what ``converted(_:decoder:)`` made, joined),

@@ -21,51 +21,61 @@ struct IndexTransaction {
     mutating func put(_ entry: CacheEntry, key: String? = nil) -> EntryID {
         let id = EntryID(kind: entry.kind, key: key ?? entry.msalKey)
         let filed = index[id]
-        let stored = StoredEntry(id: id, ordinal: filed?.ordinal ?? index.nextOrdinal, entry: entry)
-        let record = RecordCodec.record(stored)
         // An entry put again unchanged (the account on every refresh) is no change: no record
-        // to seal and commit, and none for other processes to catch up on.
-        if let filed, Self.holds(filed.entry, record.payload, of: entry) { return id }
+        // to seal and commit, and none for other processes to catch up on. Compared as held, so
+        // nothing is decoded: the same members in the same order, or the same payload whatever
+        // its ordinal; a payload written another way only means writing an equal entry again.
+        switch (filed?.entry.members, entry.members) {
+        case (.object(let old)?, .object(let new)) where old == new: return id
+        case (.payload(let old)?, .payload(let new)) where EntryPayload.sameMembers(old, new): return id
+        default: break
+        }
+        var stored = StoredEntry(id: id, ordinal: filed?.ordinal ?? index.nextOrdinal, entry: entry)
+        let record = RecordCodec.record(stored)
+        switch (filed?.entry.members, entry.members) {
+        case (.payload(let old)?, .object) where old.elementsEqual(record.payload): return id
+        case (_, .payload(let payload)) where EntryPayload.ordinal(of: payload) != stored.ordinal:
+            // Filed with the record's payload, which has its ordinal, so as not to change it again.
+            stored = StoredEntry(id: id, ordinal: stored.ordinal, entry: entry.holding(record.payload))
+        default: break
+        }
         index.insert(stored)
         changes.append(.put(record))
         return id
     }
 
-    /// Whether `filed` is `entry` already, whose record payload is `payload`: the same payload
-    /// (an entry read from a store), or the same members in the same order (one this process
-    /// wrote). Compared as held, so nothing is decoded; a payload written another way only
-    /// means writing an equal entry again.
-    private static func holds(_ filed: CacheEntry, _ payload: ArraySlice<UInt8>, of entry: CacheEntry) -> Bool {
-        switch (filed.members, entry.members) {
-        case (.payload(let bytes), _): bytes.elementsEqual(payload)
-        case (.object(let old), .object(let new)): old == new
-        case (.object, .payload): false
-        }
-    }
-
-    /// Files many entries under their keys at once, as ``put(_:key:)`` would one by one. Into
-    /// an index without entries (an import into a new group) every map is filled in one pass.
-    mutating func putAll(_ all: [(entry: CacheEntry, key: String)]) {
-        if index.count == 0 {
-            var stored: [StoredEntry] = []
-            stored.reserveCapacity(all.count)
+    /// Files entry records (an import's: payloads whose ordinals count from 1) under their names,
+    /// as ``put(_:key:)`` would one by one. Into an index without entries every map is filled in
+    /// one pass from the records, as opening a group fills them. Returns whether they were filed
+    /// that way, which needs every id to be another.
+    mutating func putAll(_ records: [Record]) -> Bool {
+        do {
+            if index.count == 0 {
+                let base = index.nextOrdinal
+                let records =
+                    base == 1
+                    ? records
+                    : records.map {
+                        Record(
+                            id: $0.id,
+                            payload: EntryPayload.payload($0.payload, ordinal: base + EntryPayload.ordinal(of: $0.payload)! - 1))
+                    }
+                if index.fileAll(try RecordCodec.decodeAll(records).filing) == nil {
+                    changes.reserveCapacity(changes.count + records.count)
+                    for record in records { changes.append(.put(record)) }
+                    return true
+                }
+            }
+            // A repeated id keeps its first ordinal, as put does.
             var decoder = EntryDecoder()
-            var gathered = SlotFiling(capacity: all.count)
-            var ordinal = index.nextOrdinal
-            for (entry, key) in all {
-                let entry = StoredEntry(id: EntryID(kind: entry.kind, key: key), ordinal: ordinal, entry: entry)
-                gathered.add(entry, decoder: &decoder)
-                stored.append(entry)
-                ordinal += 1
+            for record in records {
+                let kind = RecordCodec.credentialKind(record.id.kind)!
+                put(try decoder.decode(kind: kind, payload: record.payload).entry, key: record.id.name)
             }
-            if index.fileAll(gathered.filing(&decoder)) == nil {
-                changes.reserveCapacity(changes.count + stored.count)
-                for entry in stored { changes.append(.put(RecordCodec.record(entry))) }
-                return
-            }
+            return false
+        } catch {
+            preconditionFailure("a payload written for an import does not decode")
         }
-        // A repeated key keeps its first ordinal, as put does.
-        for (entry, key) in all { put(entry, key: key) }
     }
 
     /// Replaces the entry filed under `existing` with `entry`: in place when `existing` is under
@@ -74,11 +84,14 @@ struct IndexTransaction {
     @discardableResult
     mutating func replace(_ existing: EntryID, with entry: CacheEntry) -> EntryID {
         guard let old = index[existing] else { return put(entry) }
+        // Under the key it had (the usual refresh), both cases put it there: only another key
+        // asks whose key the existing one is.
+        let newKey = entry.msalKey
+        if newKey == existing.key { return put(entry, key: newKey) }
         if old.entry.msalKey != existing.key {
             return put(entry, key: existing.key)
         }
-        let newKey = entry.msalKey
-        if newKey != existing.key { delete(existing) }
+        delete(existing)
         return put(entry, key: newKey)
     }
 

@@ -71,6 +71,17 @@ struct MapRule<Key: FilingKey, Value: FiledValue>: Sendable {
         gathered.converted { filing.key(of: $0, decoder: &decoder) as Key }
     }
 
+    /// Appends the rows of `other` (this map's keys), moved `offset` rows on, to `gathered`.
+    func join(_ gathered: inout any JoinableGrouping, _ other: any JoinableGrouping, offset: Int) {
+        guard var grouping = gathered as? Grouping<Key>, let other = other as? Grouping<Key> else {
+            preconditionFailure("joining groupings of two key types")
+        }
+        // Left with nothing else, so that `grouping` owns its arrays and grows them in place.
+        gathered = Grouping<Key>()
+        grouping.append(other, offset: offset)
+        gathered = grouping
+    }
+
     /// Sets the map, and its tally counted per key rather than per entry, from `gathered`.
     func install(_ gathered: any JoinableGrouping, rows table: EntryTable, in maps: inout IndexMaps) {
         guard let grouping = gathered as? Grouping<Key> else { preconditionFailure("a map's gathering has another key type") }

@@ -170,6 +170,8 @@ enum RecordCodec {
 
     /// Decodes a store update (the part of a catch-up that can fail).
     static func decode(_ update: StoreUpdate) throws -> DecodedUpdate {
+        // Nothing to decode for a writer that was up to date (every write of a lone process).
+        if case .unchanged = update { return .unchanged }
         var decoder = EntryDecoder()
         return try decode(update, with: &decoder)
     }

@@ -91,84 +91,146 @@ struct Ingest {
             homeAccountId = nil  // app-only token
         }
         realm = claims.string("tid") ?? request.authority.tenant
+        target = (response.grantedScopes ?? request.scopes).target
+        shared = SharedParts(
+            homeAccount: homeAccountId.flatMap { $0.isEmpty ? nil : HomeAccountId($0) }, scopes: Scopes(target: target),
+            realm: HashedString(realm.asciiLowercased), client: HashedString(request.clientId.asciiLowercased))
     }
+
+    /// What every entry of the response reads from the same members, parsed once for all of
+    /// them (as an entry read from its members would parse it).
+    private struct SharedParts {
+        /// `home_account_id` as a credential reads it (`nil` for none or an empty one).
+        let homeAccount: HomeAccountId?
+        /// `target` as an access token reads it.
+        let scopes: Scopes
+        /// `realm`, lower-cased, with its hash.
+        let realm: HashedString
+        /// `client_id`, lower-cased, with its hash.
+        let client: HashedString
+    }
+
+    private let shared: SharedParts
 
     private var homeAccountValue: JSONValue { homeAccountId.map(JSONValue.string) ?? .null }
 
     /// The granted scopes, sorted as msal-python sorts them.
-    var target: String { (response.grantedScopes ?? request.scopes).target }
+    let target: String
+
+    /// An entry's members in msal-python's order, picked out for the entry as they are added.
+    private struct Fields {
+        var members: [(key: String, value: JSONValue)] = []
+        /// Each member's ``KnownField`` code (0: stored by name).
+        var codes: [UInt8] = []
+        var parts = EntryParts()
+
+        /// No members yet, with the parts the response's entries share.
+        init(capacity: Int, shared: SharedParts, environment: Environment) {
+            members.reserveCapacity(capacity)
+            codes.reserveCapacity(capacity)
+            parts = EntryParts(capacity: capacity)
+            parts.homeAccount = .some(shared.homeAccount)
+            parts.cloud = environment
+            parts.setLowercasedKey(shared.realm, for: .realm)
+            parts.setLowercasedKey(shared.client, for: .clientId)
+        }
+
+        /// Appends a known member (not there yet).
+        mutating func append(_ field: KnownField, _ value: JSONValue) {
+            members.append((key: field.name, value: value))
+            codes.append(field.rawValue)
+            parts[field] = value
+        }
+
+        /// Appends an on-behalf-of token's assertion hash (or session key).
+        mutating func appendAssertionHash(_ hash: String) {
+            members.append((key: "user_assertion_hash", value: .string(hash)))
+            codes.append(0)
+            parts.assertionHash = hash
+        }
+
+        /// The entry of these members, held as the payload a record of it stores (its ordinal
+        /// is set when it is filed).
+        func entry<Model: EntryModel>(_: Model.Type) -> Model {
+            Model(members: .payload(EntryPayload.encode(ordinal: 0, members: members, codes: codes)[...]), parts: parts)
+        }
+    }
+
+    private func fields(capacity: Int) -> Fields {
+        Fields(capacity: capacity, shared: shared, environment: request.authority.environment)
+    }
 
     var accessToken: AccessToken {
         let expiresIn = response.expiresIn ?? response.expiresOn.map { $0 - now } ?? 600
         let extendedExpiresIn = response.extendedExpiresIn ?? expiresIn
-        var fields: JSONObject = [
-            "credential_type": .string("AccessToken"),
-            "secret": .string(response.accessToken),
-            "home_account_id": homeAccountValue,
-            "environment": .string(environment),
-            "client_id": .string(request.clientId),
-            "target": .string(target),
-            "realm": .string(realm),
-            "token_type": .string(response.tokenType),
-            "cached_at": .string(String(now)),
-            "expires_on": .string(String(now + expiresIn)),
-            "extended_expires_on": .string(String(now + extendedExpiresIn)),
-        ]
-        if let keyId = request.keyId { fields["key_id"] = .string(keyId) }
-        if let extCacheKey = request.extCacheKey { fields["ext_cache_key"] = .string(extCacheKey) }
-        if let refreshIn = response.refreshIn { fields["refresh_on"] = .string(String(now + refreshIn)) }
-        if let onBehalfOf { fields["user_assertion_hash"] = .string(onBehalfOf.key) }
-        return AccessToken(fields: fields)
+        var fields = fields(capacity: 15)
+        fields.parts.scopes = shared.scopes
+        fields.append(.credentialType, .string("AccessToken"))
+        fields.append(.secret, .string(response.accessToken))
+        fields.append(.homeAccountId, homeAccountValue)
+        fields.append(.environment, .string(environment))
+        fields.append(.clientId, .string(request.clientId))
+        fields.append(.target, .string(target))
+        fields.append(.realm, .string(realm))
+        fields.append(.tokenType, .string(response.tokenType))
+        fields.append(.cachedAt, .string(String(now)))
+        fields.append(.expiresOn, .string(String(now + expiresIn)))
+        fields.append(.extendedExpiresOn, .string(String(now + extendedExpiresIn)))
+        if let keyId = request.keyId { fields.append(.keyId, .string(keyId)) }
+        if let extCacheKey = request.extCacheKey { fields.append(.extCacheKey, .string(extCacheKey)) }
+        if let refreshIn = response.refreshIn { fields.append(.refreshOn, .string(String(now + refreshIn))) }
+        if let onBehalfOf { fields.appendAssertionHash(onBehalfOf.key) }
+        return fields.entry(AccessToken.self)
     }
 
     var account: Account? {
         guard let homeAccountId, response.clientInfo != nil || !response.idTokenClaims.keys.isEmpty else { return nil }
         let claims = response.idTokenClaims
-        var fields: JSONObject = [
-            "home_account_id": .string(homeAccountId),
-            "environment": .string(environment),
-            "realm": .string(realm),
-            "local_account_id": claims.string("oid").map(JSONValue.string) ?? claims.string("sub").map(JSONValue.string) ?? .null,
-            "username": .string(claims.string("preferred_username") ?? claims.string("upn") ?? ""),
-            "authority_type": .string(realm == "adfs" ? "ADFS" : "MSSTS"),
-        ]
+        var fields = fields(capacity: 7)
+        fields.append(.homeAccountId, .string(homeAccountId))
+        fields.append(.environment, .string(environment))
+        fields.append(.realm, .string(realm))
+        fields.append(
+            .localAccountId,
+            claims.string("oid").map(JSONValue.string) ?? claims.string("sub").map(JSONValue.string) ?? .null)
+        fields.append(.username, .string(claims.string("preferred_username") ?? claims.string("upn") ?? ""))
+        fields.append(.authorityType, .string(realm == "adfs" ? "ADFS" : "MSSTS"))
         if let grant = request.grantType, Self.accountEstablishingGrants.contains(grant) {
-            fields["account_source"] = .string(grant)
+            fields.append(.accountSource, .string(grant))
         }
-        return Account(fields: fields)
+        return fields.entry(Account.self)
     }
 
     var idToken: IdToken? {
         guard let raw = response.idToken else { return nil }
-        return IdToken(fields: [
-            "credential_type": .string("IdToken"),
-            "secret": .string(raw),
-            "home_account_id": homeAccountValue,
-            "environment": .string(environment),
-            "realm": .string(realm),
-            "client_id": .string(request.clientId),
-        ])
+        var fields = fields(capacity: 6)
+        fields.append(.credentialType, .string("IdToken"))
+        fields.append(.secret, .string(raw))
+        fields.append(.homeAccountId, homeAccountValue)
+        fields.append(.environment, .string(environment))
+        fields.append(.realm, .string(realm))
+        fields.append(.clientId, .string(request.clientId))
+        return fields.entry(IdToken.self)
     }
 
     var refreshToken: RefreshToken? {
         guard let secret = response.refreshToken else { return nil }
         if case .assertion = onBehalfOf { return nil }
-        var fields: JSONObject = [
-            "credential_type": .string("RefreshToken"),
-            "secret": .string(secret),
-            "home_account_id": homeAccountValue,
-            "environment": .string(environment),
-            "client_id": .string(request.clientId),
-            "target": .string(target),
-            "last_modification_time": .string(String(now)),
-        ]
+        var fields = fields(capacity: 8)
+        fields.append(.credentialType, .string("RefreshToken"))
+        fields.append(.secret, .string(secret))
+        fields.append(.homeAccountId, homeAccountValue)
+        fields.append(.environment, .string(environment))
+        fields.append(.clientId, .string(request.clientId))
+        fields.append(.target, .string(target))
+        fields.append(.lastModificationTime, .string(String(now)))
         if case .session(let key) = onBehalfOf {
             // A session's token redeems only for the session: filed under its key, in no family.
-            fields["user_assertion_hash"] = .string(key)
+            fields.appendAssertionHash(key)
         } else if let family = response.familyId {
-            fields["family_id"] = .string(family)
+            fields.append(.familyId, .string(family))
         }
-        return RefreshToken(fields: fields)
+        return fields.entry(RefreshToken.self)
     }
 
     /// Files the response's entries into `transaction`.
@@ -182,18 +244,16 @@ struct Ingest {
     /// - Returns: the access token as stored.
     @discardableResult
     func apply(to transaction: inout IndexTransaction, redeemed: EntryID? = nil, signIn: Bool) -> AccessToken {
-        let client = request.clientId.lowercased()
-        let account = homeAccountId?.lowercased() ?? ""
+        let client = shared.client.value
+        let account = homeAccountId?.asciiLowercased ?? ""
         let authorityEnvironment = request.authority.environment
 
         // Access token: replaces tokens with intersecting scopes in its bucket (rule 4); one
-        // with exactly the same scopes is updated in place (keeping another SDK's key).
+        // with exactly the same scopes is updated in place (keeping another SDK's key). The
+        // bucket is the token's own, with an on-behalf-of token's assertion in place of its user.
         let token = accessToken
-        let bucket = AccessTokenBucket(
-            account: token.assertionKey ?? HashedString(account), environment: authorityEnvironment.groupKey,
-            realm: HashedString(realm.lowercased()), client: HashedString(client),
-            tokenType: HashedString(token.tokenType.lowercased()), extCacheKey: token.bucket.extCacheKey
-        )
+        var bucket = token.bucket
+        if let assertion = token.assertionKey { bucket.account = assertion }
         let replaced = transaction.index.accessTokens(
             in: bucket, intersecting: token.scopes, onBehalfOf: token.assertionKey != nil)
         let sameScopes = replaced.first {
@@ -210,7 +270,7 @@ struct Ingest {
         if let newAccount = self.account {
             let existing = transaction.index.accountEntries(account).first {
                 guard case .account(let old) = $0.entry else { return false }
-                return old.environment.isAlias(of: authorityEnvironment) && old.realm.lowercased() == realm.lowercased()
+                return old.environment.isAlias(of: authorityEnvironment) && old.realm.asciiLowercased == shared.realm.value
             }
             if let existing {
                 // A response without an id token (an ssh-cert, or a refresh answered with
@@ -227,9 +287,9 @@ struct Ingest {
         }
 
         if let newIdToken = idToken {
-            let existing = transaction.index.credentials(account: account, client: client).first {
-                guard case .idToken(let old) = $0.entry else { return false }
-                return old.environment.isAlias(of: authorityEnvironment) && old.realm.lowercased() == realm.lowercased()
+            let existing = transaction.index.entries(account: account, kind: .idToken).first {
+                guard case .idToken(let old) = $0.entry, old.clientId.asciiLowercased == client else { return false }
+                return old.environment.isAlias(of: authorityEnvironment) && old.realm.asciiLowercased == shared.realm.value
             }
             if let existing {
                 transaction.replace(existing.id, with: CacheEntry.idToken(newIdToken).keepingUnknownFields(of: existing.entry))
@@ -258,8 +318,8 @@ struct Ingest {
         // A tenant named by domain (contoso.onmicrosoft.com) is stored under its tenant id: remember
         // the pair so the next lookup through the same authority finds the token.
         let requestedTenant = request.authority.tenant
-        if !request.authority.isMultiTenant, requestedTenant != realm.lowercased() {
-            transaction.setTenantAlias(requestedTenant, tenantId: realm.lowercased())
+        if !request.authority.isMultiTenant, requestedTenant != realm.asciiLowercased {
+            transaction.setTenantAlias(requestedTenant, tenantId: realm.asciiLowercased)
         }
 
         if signIn, !account.isEmpty {
@@ -269,10 +329,10 @@ struct Ingest {
     }
 
     private func storeRefreshToken(_ token: RefreshToken, redeemed: EntryID?, into transaction: inout IndexTransaction) {
-        let client = request.clientId.lowercased()
-        let account = homeAccountId?.lowercased() ?? ""
+        let client = shared.client.value
+        let account = homeAccountId?.asciiLowercased ?? ""
         if let redeemed, let stored = transaction.index[redeemed], case .refreshToken(let old) = stored.entry {
-            let sameOwner = old.clientId.lowercased() == client
+            let sameOwner = old.clientId.asciiLowercased == client
             let sameFamily = old.familyId != nil && old.familyId == response.familyId
             if sameOwner || sameFamily {
                 // A rotated token replaces the one redeemed, under its key and owner.

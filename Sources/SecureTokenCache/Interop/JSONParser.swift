@@ -2,12 +2,42 @@
 ///
 /// Foundation's `JSONSerialization` loses both, and byte-exact round trips of MSAL caches need
 /// them. Errors name the byte offset, never the surrounding text (it may be a token).
+///
+/// Besides whole documents, it reads one piece at a time (``beginObject()``, ``memberName()``,
+/// ``endOfMember()``, ``parseValue()``...): a reader that turns a large document straight into
+/// what it keeps reads it with the same checks, in the same order, with the same errors at the
+/// same offsets as a whole parse of it.
 struct JSONParser {
     private let bytes: UnsafeBufferPointer<UInt8>
-    private var position = 0
+    /// Where the next unread byte is.
+    private(set) var position = 0
     private var depth = 0
 
-    private init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+    /// A parser at the start of `bytes`.
+    init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+
+    /// A string as read: its bytes, when it has no escape (valid UTF-8, in the document), else
+    /// its text.
+    enum StringValue {
+        case utf8(UnsafeBufferPointer<UInt8>)
+        case text(String)
+
+        /// The string's text.
+        var string: String {
+            switch self {
+            case .utf8(let bytes): String(decoding: bytes, as: UTF8.self)
+            case .text(let text): text
+            }
+        }
+
+        /// Calls `body` with the string's UTF-8 bytes.
+        func withUTF8<Result>(_ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
+            switch self {
+            case .utf8(let bytes): return try body(bytes)
+            case .text(var text): return try text.withUTF8(body)
+            }
+        }
+    }
 
     /// Parses one JSON document; anything but whitespace after it is an error.
     static func parse(_ data: some Collection<UInt8>) throws -> JSONValue {
@@ -20,10 +50,18 @@ struct JSONParser {
         var parser = JSONParser(buffer)
         parser.skipWhitespace()
         let value = try parser.parseValue()
-        parser.skipWhitespace()
-        guard parser.position == buffer.count else { throw parser.failure("unexpected data after the JSON document") }
+        try parser.finish()
         return value
     }
+
+    /// Checks that only whitespace follows what was read.
+    mutating func finish() throws {
+        skipWhitespace()
+        guard position == bytes.count else { throw failure("unexpected data after the JSON document") }
+    }
+
+    /// The next byte, if any.
+    func peek() -> UInt8? { position < bytes.count ? bytes[position] : nil }
 
     /// Parses one JSON document held in a string.
     static func parse(_ text: String) throws -> JSONValue {
@@ -34,7 +72,8 @@ struct JSONParser {
         TokenCacheError(.malformedCache, "invalid JSON at byte \(position): \(what)")
     }
 
-    private mutating func skipWhitespace() {
+    /// Moves past whitespace.
+    mutating func skipWhitespace() {
         while position < bytes.count {
             switch bytes[position] {
             case 0x20, 0x09, 0x0A, 0x0D: position += 1
@@ -43,7 +82,8 @@ struct JSONParser {
         }
     }
 
-    private mutating func parseValue() throws -> JSONValue {
+    /// Parses the value at the current position.
+    mutating func parseValue() throws -> JSONValue {
         guard position < bytes.count else { throw failure("unexpected end of data") }
         switch bytes[position] {
         case UInt8(ascii: "{"): return .object(try parseObject())
@@ -57,7 +97,8 @@ struct JSONParser {
         }
     }
 
-    private mutating func expectLiteral(_ literal: StaticString) throws {
+    /// Moves past `literal` (`true`, `false` or `null`), which must be next.
+    mutating func expectLiteral(_ literal: StaticString) throws {
         let count = literal.utf8CodeUnitCount
         guard position + count <= bytes.count else { throw failure("unexpected end of data") }
         for offset in 0..<count where bytes[position + offset] != literal.utf8Start[offset] {
@@ -72,35 +113,56 @@ struct JSONParser {
     }
 
     private mutating func parseObject() throws -> JSONObject {
-        try enter()
-        defer { depth -= 1 }
-        position += 1
+        guard try beginObject() else { return JSONObject() }
         var members: [(key: String, value: JSONValue)] = []
         members.reserveCapacity(16)
+        repeat {
+            let key = try memberName().string
+            members.append((key: key, value: try parseValue()))
+        } while try endOfMember()
+        return JSONObject(members)
+    }
+
+    /// Moves into the object whose `{` is next; returns whether it has members (without any, it
+    /// is read to its end).
+    mutating func beginObject() throws -> Bool {
+        try enter()
+        position += 1
         skipWhitespace()
         if position < bytes.count, bytes[position] == UInt8(ascii: "}") {
             position += 1
-            return JSONObject()
+            depth -= 1
+            return false
         }
-        while true {
-            skipWhitespace()
-            guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else { throw failure("expected a member name") }
-            let key = try parseString()
-            skipWhitespace()
-            guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else { throw failure("expected ':'") }
+        return true
+    }
+
+    /// Reads a member's name and the `:` after it, leaving the position at its value.
+    mutating func memberName() throws -> StringValue {
+        skipWhitespace()
+        guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else { throw failure("expected a member name") }
+        let name = try parseStringValue()
+        skipWhitespace()
+        guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else { throw failure("expected ':'") }
+        position += 1
+        skipWhitespace()
+        return name
+    }
+
+    /// Moves past what follows a member's value: `true` after a comma (another member follows),
+    /// `false` after the object's `}`.
+    mutating func endOfMember() throws -> Bool {
+        skipWhitespace()
+        guard position < bytes.count else { throw failure("unexpected end of data") }
+        if bytes[position] == UInt8(ascii: ",") {
             position += 1
-            skipWhitespace()
-            members.append((key: key, value: try parseValue()))
-            skipWhitespace()
-            guard position < bytes.count else { throw failure("unexpected end of data") }
-            if bytes[position] == UInt8(ascii: ",") {
-                position += 1
-            } else if bytes[position] == UInt8(ascii: "}") {
-                position += 1
-                return JSONObject(members)
-            } else {
-                throw failure("expected ',' or '}'")
-            }
+            return true
+        } else if bytes[position] == UInt8(ascii: "}") {
+            position += 1
+            depth -= 1
+            return false
+        } else {
+            throw failure("expected ',' or '}'")
         }
     }
 
@@ -131,6 +193,11 @@ struct JSONParser {
     }
 
     private mutating func parseNumber() throws -> String {
+        String(decoding: try numberLiteral(), as: UTF8.self)
+    }
+
+    /// Reads the number that is next; returns its literal's bytes.
+    mutating func numberLiteral() throws -> UnsafeBufferPointer<UInt8> {
         let start = position
         if bytes[position] == UInt8(ascii: "-") { position += 1 }
         guard position < bytes.count, isDigit(bytes[position]) else { throw failure("invalid number") }
@@ -152,31 +219,63 @@ struct JSONParser {
             guard position < bytes.count, isDigit(bytes[position]) else { throw failure("invalid number") }
             while position < bytes.count, isDigit(bytes[position]) { position += 1 }
         }
-        return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
+        return UnsafeBufferPointer(rebasing: bytes[start..<position])
     }
 
     private func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
 
     private mutating func parseString() throws -> String {
+        try parseStringValue().string
+    }
+
+    /// Reads the string whose opening quote is next.
+    mutating func parseStringValue() throws -> StringValue {
         position += 1
         let start = position
-        // Fast path: no escapes.
-        var bits: UInt8 = 0
+        // Fast path: no escapes. Eight bytes at a time up to the first quote, backslash or
+        // control character: a token cache is mostly long strings (keys, ids, tokens).
+        var bits: UInt64 = 0
+        while bytes.count - position >= 8 {
+            let word = UnsafeRawPointer(bytes.baseAddress! + position).loadUnaligned(as: UInt64.self)
+            let stops = Self.stops(in: word)
+            if stops != 0 {
+                // The bytes before the first one that stops the scan.
+                let before = stops.trailingZeroBitCount / 8
+                bits |= before == 0 ? 0 : word & (UInt64.max >> UInt64(64 - 8 * before))
+                position += before
+                break
+            }
+            bits |= word
+            position += 8
+        }
         while position < bytes.count {
             let byte = bytes[position]
             if byte == UInt8(ascii: "\"") {
                 let slice = UnsafeBufferPointer(rebasing: bytes[start..<position])
                 position += 1
                 // ASCII needs no validation (and `String(validating:)` is generic, not cheap).
-                if bits < 0x80 { return String(decoding: slice, as: UTF8.self) }
-                guard let text = String(validating: slice, as: UTF8.self) else { throw failure("invalid UTF-8 in a string") }
-                return text
+                if bits & 0x8080_8080_8080_8080 == 0 { return .utf8(slice) }
+                guard String.validUTF8(slice) != nil else { throw failure("invalid UTF-8 in a string") }
+                return .utf8(slice)
             }
-            bits |= byte
+            bits |= UInt64(byte)
             if byte == UInt8(ascii: "\\") { break }
             guard byte >= 0x20 else { throw failure("control character in a string") }
             position += 1
         }
+        return .text(try parseEscapedString(from: start))
+    }
+
+    /// The bytes of `word` that are a quote, a backslash or a control character (``WordBytes``):
+    /// where a string's fast scan stops.
+    @inline(__always)
+    static func stops(in word: UInt64) -> UInt64 {
+        WordBytes.equal(word, UInt8(ascii: "\"")) | WordBytes.equal(word, UInt8(ascii: "\\")) | WordBytes.below(word, 0x20)
+    }
+
+    /// The rest of a string from `start` (after its opening quote), the position at the first
+    /// byte the fast scan did not take (an escape, or the end of the data).
+    private mutating func parseEscapedString(from start: Int) throws -> String {
         var scalars = String.UnicodeScalarView()
         guard let prefix = String.validUTF8(UnsafeBufferPointer(rebasing: bytes[start..<position])) else {
             throw failure("invalid UTF-8 in a string")

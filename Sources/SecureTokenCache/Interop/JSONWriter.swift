@@ -55,7 +55,9 @@ package enum JSONWriter {
         write(value, style: style, level: 0, into: &output)
     }
 
-    private static func write(_ value: JSONValue, style: Style, level: Int, into output: inout [UInt8]) {
+    /// Appends `value` in `style` as the value of a member or element at nesting `level` (0 for
+    /// the document): its own lines are indented one level deeper.
+    static func write(_ value: JSONValue, style: Style, level: Int, into output: inout [UInt8]) {
         switch value {
         case .string(let text): writeString(text, style: style, into: &output)
         case .number(let literal):
@@ -63,69 +65,121 @@ package enum JSONWriter {
         case .bool(let flag): output.append(contentsOf: (flag ? "true" : "false").utf8)
         case .null: output.append(contentsOf: "null".utf8)
         case .array(let elements):
-            writeContainer(elements, brackets: ("[", "]"), style: style, level: level, into: &output) { element, output in
-                write(element, style: style, level: level + 1, into: &output)
+            var next = elements.makeIterator()
+            writeContainer(count: elements.count, brackets: ("[", "]"), style: style, level: level, into: &output) { output in
+                write(next.next()!, style: style, level: level + 1, into: &output)
             }
         case .object(let object):
-            writeContainer(object.members, brackets: ("{", "}"), style: style, level: level, into: &output) { member, output in
-                writeString(member.key, style: style, into: &output)
-                output.append(UInt8(ascii: ":"))
-                if style.indentWidth != nil { output.append(UInt8(ascii: " ")) }
+            var next = object.members.makeIterator()
+            writeContainer(count: object.count, brackets: ("{", "}"), style: style, level: level, into: &output) { output in
+                let member = next.next()!
+                writeName(member.key, style: style, into: &output)
                 write(member.value, style: style, level: level + 1, into: &output)
             }
         }
     }
 
-    /// Writes the brackets around `elements`, each element on its own line when the style
-    /// indents, separated by commas.
-    private static func writeContainer<Elements: Collection>(
-        _ elements: Elements,
+    /// Writes the brackets around `count` elements, each written in turn by `writeElement`, on
+    /// its own line when the style indents, separated by commas.
+    static func writeContainer(
+        count: Int,
         brackets: (open: Unicode.Scalar, close: Unicode.Scalar),
         style: Style,
         level: Int,
         into output: inout [UInt8],
-        element writeElement: (Elements.Element, inout [UInt8]) -> Void
+        element writeElement: (inout [UInt8]) -> Void
     ) {
         output.append(UInt8(ascii: brackets.open))
-        guard !elements.isEmpty else {
+        guard count > 0 else {
             output.append(UInt8(ascii: brackets.close))
             return
         }
-        var first = true
-        for element in elements {
-            if !first { output.append(UInt8(ascii: ",")) }
-            first = false
+        for index in 0..<count {
+            if index > 0 { output.append(UInt8(ascii: ",")) }
             newline(level + 1, style: style, into: &output)
-            writeElement(element, &output)
+            writeElement(&output)
         }
         newline(level, style: style, into: &output)
         output.append(UInt8(ascii: brackets.close))
     }
 
-    private static func newline(_ level: Int, style: Style, into output: inout [UInt8]) {
-        guard let width = style.indentWidth else { return }
-        output.append(UInt8(ascii: "\n"))
-        output.append(contentsOf: repeatElement(UInt8(ascii: " "), count: level * width))
+    /// A member's name and what follows it, before its value.
+    static func writeName(_ name: String, style: Style, into output: inout [UInt8]) {
+        var name = name
+        name.withUTF8 { writeName(utf8: UnsafeRawBufferPointer($0), style: style, into: &output) }
     }
 
-    private static func writeString(_ text: String, style: Style, into output: inout [UInt8]) {
+    /// ``writeName(_:style:into:)`` of the name whose UTF-8 bytes are `name` (valid UTF-8);
+    /// `plain` when it is printable ASCII without a quote or backslash (an MSAL member's name),
+    /// which no style escapes.
+    static func writeName(utf8 name: UnsafeRawBufferPointer, plain: Bool = false, style: Style, into output: inout [UInt8]) {
+        if plain {
+            output.append(UInt8(ascii: "\""))
+            output.append(contentsOf: name)
+            output.append(UInt8(ascii: "\""))
+        } else {
+            writeString(utf8: name, style: style, into: &output)
+        }
+        output.append(UInt8(ascii: ":"))
+        if style.indentWidth != nil { output.append(UInt8(ascii: " ")) }
+    }
+
+    /// A line break and the indentation of `level`.
+    private static func newline(_ level: Int, style: Style, into output: inout [UInt8]) {
+        guard let width = style.indentWidth else { return }
+        let count = 1 + level * width
+        // A document nests a few levels: one copy of a line break and its spaces, not a byte at
+        // a time.
+        if count <= lineBreak.count {
+            lineBreak.withUnsafeBufferPointer { output.append(contentsOf: UnsafeBufferPointer(rebasing: $0[..<count])) }
+        } else {
+            output.append(UInt8(ascii: "\n"))
+            output.append(contentsOf: repeatElement(UInt8(ascii: " "), count: level * width))
+        }
+    }
+
+    /// A line break and the spaces of the deepest indentation most documents have.
+    private static let lineBreak: [UInt8] = [UInt8(ascii: "\n")] + [UInt8](repeating: UInt8(ascii: " "), count: 32)
+
+    static func writeString(_ text: String, style: Style, into output: inout [UInt8]) {
+        var text = text
+        text.withUTF8 { writeString(utf8: UnsafeRawBufferPointer($0), style: style, into: &output) }
+    }
+
+    /// Writes the string whose UTF-8 bytes are `bytes` (valid UTF-8).
+    static func writeString(utf8 bytes: UnsafeRawBufferPointer, style: Style, into output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
         let python = style.escapesLikePython
         // Almost every key and value of a token cache (ids, hosts, scopes, tokens) needs no
         // escape: copy those whole, and take the others apart only when they need it.
-        var text = text
-        let plain = text.withUTF8 { bytes in
-            bytes.allSatisfy { $0 >= 0x20 && $0 != 0x22 && $0 != 0x5C && (!python || $0 < 0x7F) }
-        }
-        if plain {
-            text.withUTF8 { output.append(contentsOf: $0) }
+        if !needsEscape(bytes, python: python) {
+            output.append(contentsOf: bytes)
         } else if python {
             // CPython escapes by UTF-16 unit, so a character above U+FFFF becomes a surrogate pair.
-            for unit in text.utf16 { appendEscaped(unit, python: true, into: &output) }
+            for unit in String(decoding: bytes, as: UTF8.self).utf16 { appendEscaped(unit, python: true, into: &output) }
         } else {
-            for byte in text.utf8 { appendEscaped(UInt16(byte), python: false, into: &output) }
+            for byte in bytes { appendEscaped(UInt16(byte), python: false, into: &output) }
         }
         output.append(UInt8(ascii: "\""))
+    }
+
+    /// Whether a byte of `bytes` is escaped: a quote, a backslash, a control character and, with
+    /// Python's escaping, DEL and every byte beyond ASCII. Eight bytes at a time (``WordBytes``).
+    private static func needsEscape(_ bytes: UnsafeRawBufferPointer, python: Bool) -> Bool {
+        @inline(__always) func escaped(_ word: UInt64) -> UInt64 {
+            JSONParser.stops(in: word) | (python ? word & WordBytes.high | WordBytes.equal(word, 0x7F) : 0)
+        }
+        var found: UInt64 = 0
+        var offset = 0
+        while bytes.count - offset >= 8 {
+            found |= escaped(bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+            offset += 8
+        }
+        if offset < bytes.count {
+            // The zeros past the end are no control characters.
+            found |= escaped(WordBytes.load(bytes, at: offset)) & ((1 << UInt64(8 * (bytes.count - offset))) - 1)
+        }
+        return found != 0
     }
 
     private static let hexDigits = Array("0123456789abcdef".utf8)

@@ -59,63 +59,188 @@ enum MSALDocument {
         return Parsed(sections: sections)
     }
 
-    /// Merges a parsed document into a transaction: entries are filed under their own keys
+    /// A document read into what an import files: its sections in order, and its entries as
+    /// records (payloads whose ordinals count from 1 in document order).
+    struct Records {
+        enum Section {
+            /// The entries of a section of entries: a range of ``entries``.
+            case entries(CredentialKind, Range<Int>)
+            case unknown(JSONValue)
+        }
+
+        var sections: [(name: String, content: Section)]
+        var entries: [Record]
+
+        /// The number of entries the document holds (an entry under a key its section repeats
+        /// counted once).
+        var entryCount: Int {
+            sections.reduce(0) { total, section in
+                guard case .entries(_, let range) = section.content else { return total }
+                return total + Set(entries[range].map(\.id.name)).count
+            }
+        }
+    }
+
+    /// Reads an MSAL JSON cache into records, checking it as ``parse(_:)`` does and throwing what
+    /// it throws.
+    ///
+    /// The bytes go straight to the records' payloads, without a tree of the document between
+    /// (``EntryPayload/read(_:ordinal:members:into:)``). What the whole parse reads otherwise (a
+    /// repeated section, or member in an entry) and every error are left to ``parse(_:)``.
+    static func read(_ bytes: some Collection<UInt8>) throws -> Records {
+        if let read = try bytes.withContiguousStorageIfAvailable({ try read($0) }) { return read }
+        return try Array(bytes).withUnsafeBufferPointer { try read($0) }
+    }
+
+    private static func read(_ buffer: UnsafeBufferPointer<UInt8>) throws -> Records {
+        if let read = try? readDirectly(buffer) { return read }
+        return records(of: try parse(buffer))
+    }
+
+    /// ``read(_:)`` in one pass over the bytes; `nil` for what only the whole parse reads as it
+    /// should.
+    static func readDirectly(_ buffer: UnsafeBufferPointer<UInt8>) throws -> Records? {
+        var parser = JSONParser(buffer)
+        parser.skipWhitespace()
+        guard parser.peek() == UInt8(ascii: "{") else { return nil }
+        var sections: [(name: String, content: Records.Section)] = []
+        var blocks = PayloadBlocks(expectedBytes: buffer.count)
+        var read: [(id: RecordID, block: Int, range: Range<Int>)] = []
+        var members = PayloadWriter(capacity: 1024)
+        if try parser.beginObject() {
+            repeat {
+                let name = try parser.memberName().string
+                guard !sections.contains(where: { $0.name == name }) else { return nil }
+                guard let kind = CredentialKind(sectionName: name) else {
+                    sections.append((name: name, content: .unknown(try parser.parseValue())))
+                    continue
+                }
+                guard parser.peek() == UInt8(ascii: "{") else { return nil }
+                let recordKind = RecordCodec.recordKind(kind)
+                let first = read.count
+                if try parser.beginObject() {
+                    repeat {
+                        let key = try parser.memberName().string
+                        guard parser.peek() == UInt8(ascii: "{") else { return nil }
+                        let ordinal = UInt64(read.count + 1)
+                        let written = try blocks.append(scratch: &members) { output, members in
+                            try EntryPayload.read(&parser, ordinal: ordinal, members: &members, into: &output)
+                        }
+                        guard let (block, range) = written else { return nil }
+                        read.append((id: RecordID(kind: recordKind, name: key), block: block, range: range))
+                    } while try parser.endOfMember()
+                }
+                sections.append((name: name, content: .entries(kind, first..<read.count)))
+            } while try parser.endOfMember()
+        }
+        try parser.finish()
+        let written = blocks.finish()
+        return Records(sections: sections, entries: read.map { Record(id: $0.id, payload: written[$0.block][$0.range]) })
+    }
+
+    /// The records of a parsed document, as ``read(_:)`` makes them.
+    static func records(of parsed: Parsed) -> Records {
+        var sections: [(name: String, content: Records.Section)] = []
+        var entries: [Record] = []
+        entries.reserveCapacity(parsed.entryCount)
+        for (name, content) in parsed.sections {
+            switch content {
+            case .unknown(let value):
+                sections.append((name: name, content: .unknown(value)))
+            case .entries(let kind, let members):
+                let first = entries.count
+                for (key, fields) in members {
+                    let payload = EntryPayload.encode(
+                        ordinal: UInt64(entries.count + 1), members: fields.members,
+                        codes: fields.members.map { KnownField(name: $0.key)?.rawValue ?? 0 })
+                    entries.append(Record(id: RecordID(kind: RecordCodec.recordKind(kind), name: key), payload: payload[...]))
+                }
+                sections.append((name: name, content: .entries(kind, first..<entries.count)))
+            }
+        }
+        return Records(sections: sections, entries: entries)
+    }
+
+    /// Merges a document's records into a transaction: entries are filed under their own keys
     /// (an entry under an existing key replaces it in place), unknown sections are kept.
-    static func merge(_ parsed: Parsed, into transaction: inout IndexTransaction) {
+    /// Returns the number of entries the document holds.
+    @discardableResult
+    static func merge(_ document: Records, into transaction: inout IndexTransaction) -> Int {
         var names = transaction.index.sections
-        for (name, _) in parsed.sections {
+        for (name, _) in document.sections {
             let kind = CredentialKind(sectionName: name)
             let present = names.contains { $0 == name || (kind != nil && CredentialKind(sectionName: $0) == kind) }
             if !present { names.append(name) }
         }
         transaction.setSections(names)
-        // Entries share their accounts, clouds, clients, tenants and scopes: parse each once.
-        var sharing = StringInterner()
-        var all: [(entry: CacheEntry, key: String)] = []
-        all.reserveCapacity(parsed.entryCount)
-        for (name, content) in parsed.sections {
-            switch content {
-            case .unknown(let value):
-                transaction.setUnknownSection(name, value)
-            case .entries(let kind, let entries):
-                for (key, fields) in entries {
-                    var parts = EntryParts(fields)
-                    parts.share(with: &sharing)
-                    all.append((entry: CacheEntry(kind: kind, members: .object(fields), parts: parts), key: key))
-                }
-            }
+        for (name, content) in document.sections {
+            if case .unknown(let value) = content { transaction.setUnknownSection(name, value) }
         }
-        transaction.putAll(all)
+        // Filed in bulk only when no two entries have one id: then none repeats in a section.
+        return transaction.putAll(document.entries) ? document.entries.count : document.entryCount
+    }
+
+    /// Merges a parsed document into a transaction, as ``merge(_:into:)-(Records,_)`` merges its
+    /// records.
+    static func merge(_ parsed: Parsed, into transaction: inout IndexTransaction) {
+        merge(records(of: parsed), into: &transaction)
     }
 
     /// The bytes msal-python's `serialize()` would write for the index's contents.
     ///
+    /// Written as the index holds each entry: an entry read from a record is written from its
+    /// payload, member by member, without making it into an object first.
+    ///
     /// - Parameter includeSecrets: when `false`, every `secret` member is left out.
     static func export(_ index: Index, includeSecrets: Bool = true) -> [UInt8] {
-        var byKind: [CredentialKind: [StoredEntry]] = [:]
-        for stored in index.entries.values { byKind[stored.id.kind, default: []].append(stored) }
+        var byKind: [CredentialKind: [(key: String, ordinal: UInt64, members: EntryMembers)]] = [:]
+        var payloadBytes = 0
+        index.entries.forEachHeld { id, ordinal, members in
+            byKind[id.kind, default: []].append((key: id.key, ordinal: ordinal, members: members))
+            if case .payload(let payload) = members { payloadBytes += payload.count }
+        }
         var names = index.sections
         for kind in CredentialKind.allCases.sorted() where byKind[kind] != nil {
             if !names.contains(where: { CredentialKind(sectionName: $0) == kind }) { names.append(kind.sectionName) }
         }
+        // Two spellings of one section (IdToken/IDToken) merge into the first.
         var written = Set<CredentialKind>()
-        var document = JSONObject()
+        var sections: [(name: String, kind: CredentialKind?)] = []
         for name in names {
             if let kind = CredentialKind(sectionName: name) {
-                // Two spellings of one section (IdToken/IDToken) merge into the first.
-                guard written.insert(kind).inserted else { continue }
-                let entries = (byKind[kind] ?? []).sorted { $0.ordinal < $1.ordinal }
-                var section = JSONObject()
-                for stored in entries {
-                    var fields = stored.entry.fields
-                    if !includeSecrets { fields["secret"] = nil }
-                    section.appendUnchecked(key: stored.id.key, value: .object(fields))
-                }
-                document.appendUnchecked(key: name, value: .object(section))
-            } else if let value = index.unknownSections[name] {
-                document.appendUnchecked(key: name, value: value)
+                if written.insert(kind).inserted { sections.append((name, kind)) }
+            } else if index.unknownSections[name] != nil {
+                sections.append((name, nil))
             }
         }
-        return JSONWriter.bytes(.object(document), style: .python)
+        let style = JSONWriter.Style.python
+        let omitted: KnownField? = includeSecrets ? nil : .secret
+        var output: [UInt8] = []
+        // The layout adds about as many bytes as a payload holds: room for both, grown rarely.
+        output.reserveCapacity(2 * payloadBytes + 4096)
+        var nextSection = sections.makeIterator()
+        JSONWriter.writeContainer(count: sections.count, brackets: ("{", "}"), style: style, level: 0, into: &output) { output in
+            let (name, kind) = nextSection.next()!
+            JSONWriter.writeName(name, style: style, into: &output)
+            guard let kind else {
+                JSONWriter.write(index.unknownSections[name]!, style: style, level: 1, into: &output)
+                return
+            }
+            let entries = (byKind[kind] ?? []).sorted { $0.ordinal < $1.ordinal }
+            var next = entries.makeIterator()
+            JSONWriter.writeContainer(count: entries.count, brackets: ("{", "}"), style: style, level: 1, into: &output) {
+                output in
+                let entry = next.next()!
+                JSONWriter.writeName(entry.key, style: style, into: &output)
+                switch entry.members {
+                case .payload(let payload):
+                    EntryPayload.writeObject(payload, style: style, level: 2, omitting: omitted, into: &output)
+                case .object(var fields):
+                    if let omitted { fields[omitted.name] = nil }
+                    JSONWriter.write(.object(fields), style: style, level: 2, into: &output)
+                }
+            }
+        }
+        return output
     }
 }

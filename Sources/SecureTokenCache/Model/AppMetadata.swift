@@ -38,7 +38,7 @@ public struct AppMetadata: Sendable, Hashable, EntryModel {
 
     /// The key msal-python 1.39.0 files this entry under (not lower-cased).
     public var msalKey: String {
-        "appmetadata-\(fields.string("environment") ?? "")-\(clientId)"
+        "appmetadata-\(members.string(.environment) ?? "")-\(clientId)"
     }
 }
 

@@ -2,24 +2,21 @@ extension CacheEntry {
     /// The members this engine writes for each kind: a new entry's value (or its absence)
     /// decides them. Every other member of a stored entry (another SDK's `enrollment_id`,
     /// `ext`, `name`, msal-python's `account_source`, ...) is the stored entry's to keep.
-    static func ownedFields(of kind: CredentialKind) -> Set<String> {
+    static func ownedFields(of kind: CredentialKind) -> [KnownField] {
         switch kind {
         case .accessToken:
             [
-                "credential_type", "secret", "home_account_id", "environment", "client_id", "target", "realm", "token_type",
-                "cached_at", "expires_on", "extended_expires_on", "ext_expires_on", "refresh_on", "key_id", "ext_cache_key",
+                .credentialType, .secret, .homeAccountId, .environment, .clientId, .target, .realm, .tokenType, .cachedAt,
+                .expiresOn, .extendedExpiresOn, .extExpiresOn, .refreshOn, .keyId, .extCacheKey,
             ]
         case .refreshToken:
-            [
-                "credential_type", "secret", "home_account_id", "environment", "client_id", "target", "last_modification_time",
-                "family_id",
-            ]
+            [.credentialType, .secret, .homeAccountId, .environment, .clientId, .target, .lastModificationTime, .familyId]
         case .idToken:
-            ["credential_type", "secret", "home_account_id", "environment", "realm", "client_id"]
+            [.credentialType, .secret, .homeAccountId, .environment, .realm, .clientId]
         case .account:
-            ["home_account_id", "environment", "realm", "local_account_id", "username", "authority_type"]
+            [.homeAccountId, .environment, .realm, .localAccountId, .username, .authorityType]
         case .appMetadata:
-            ["client_id", "environment", "family_id"]
+            [.clientId, .environment, .familyId]
         }
     }
 
@@ -30,11 +27,19 @@ extension CacheEntry {
     /// `account_source` or `name`, on every token refresh.
     func keepingUnknownFields(of old: CacheEntry) -> CacheEntry {
         guard old.kind == kind else { return self }
-        let owned = Self.ownedFields(of: kind)
+        // One bit per owned field's code: a member is looked up once, not compared by name.
+        let owned = Self.ownedFields(of: kind).reduce(UInt32(0)) { $0 | 1 << UInt32($1.rawValue) }
+        // A payload holding only owned members (what this engine writes) has nothing to keep:
+        // known without decoding it.
+        if case .payload(let payload) = old.members, EntryPayload.holdsOnly(owned, payload) { return self }
         var fields = self.fields
-        for (key, value) in old.fields where !owned.contains(key) && fields[key] == nil {
+        var kept = false
+        for (key, value) in old.fields {
+            if let field = KnownField(name: key), owned & 1 << UInt32(field.rawValue) != 0 { continue }
+            guard fields[key] == nil else { continue }
             fields[key] = value
+            kept = true
         }
-        return fields == self.fields ? self : CacheEntry(kind: kind, fields: fields)
+        return kept ? CacheEntry(kind: kind, fields: fields) : self
     }
 }

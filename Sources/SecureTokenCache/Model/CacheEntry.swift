@@ -33,6 +33,21 @@ enum CacheEntry: Sendable, Hashable {
         }
     }
 
+    /// The entry with its members held as `payload`, which encodes the same members (with
+    /// another ordinal, say): nothing is parsed again.
+    func holding(_ payload: ArraySlice<UInt8>) -> CacheEntry {
+        func held<Model: EntryModel>(_ entry: Model) -> Model {
+            Model(storage: EntryStorage(members: .payload(payload), parsed: entry.parsed))
+        }
+        switch self {
+        case .accessToken(let entry): return .accessToken(held(entry))
+        case .refreshToken(let entry): return .refreshToken(held(entry))
+        case .idToken(let entry): return .idToken(held(entry))
+        case .account(let entry): return .account(held(entry))
+        case .appMetadata(let entry): return .appMetadata(held(entry))
+        }
+    }
+
     /// The section the entry belongs in.
     var kind: CredentialKind {
         switch self {

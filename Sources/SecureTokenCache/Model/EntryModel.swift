@@ -38,19 +38,8 @@ extension EntryModel {
     /// `rest`, joined by `-` and lower-cased, a missing member written as `""` (msal-python's
     /// `None`).
     func userKey(_ rest: [String]) -> String {
-        // Built in one string: this runs for every entry a write stores.
-        let fields = members.object
-        let account = fields.string("home_account_id") ?? ""
-        let environment = fields.string("environment") ?? ""
-        var key = ""
-        key.reserveCapacity(rest.reduce(account.utf8.count + environment.utf8.count + rest.count + 1) { $0 + $1.utf8.count })
-        key += account
-        key += "-"
-        key += environment
-        for part in rest {
-            key += "-"
-            key += part
-        }
-        return key.lowercased()
+        var parts = [members.string(.homeAccountId) ?? "", members.string(.environment) ?? ""]
+        parts.append(contentsOf: rest)
+        return String.asciiLowercased(joining: parts, separator: UInt8(ascii: "-"))
     }
 }

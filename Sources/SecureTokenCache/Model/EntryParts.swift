@@ -64,34 +64,53 @@ enum KnownField: UInt8, CaseIterable, Sendable {
     /// The field a member name stands for, if the engine knows it (names are case-sensitive,
     /// as in every MSAL SDK).
     init?(name: String) {
-        switch name {
-        case "credential_type": self = .credentialType
-        case "secret": self = .secret
-        case "home_account_id": self = .homeAccountId
-        case "environment": self = .environment
-        case "client_id": self = .clientId
-        case "realm": self = .realm
-        case "target": self = .target
-        case "cached_at": self = .cachedAt
-        case "expires_on": self = .expiresOn
-        case "extended_expires_on": self = .extendedExpiresOn
-        case "ext_expires_on": self = .extExpiresOn
-        case "refresh_on": self = .refreshOn
-        case "token_type": self = .tokenType
-        case "key_id": self = .keyId
-        case "ext_cache_key": self = .extCacheKey
-        case "family_id": self = .familyId
-        case "last_modification_time": self = .lastModificationTime
-        case "local_account_id": self = .localAccountId
-        case "username": self = .username
-        case "authority_type": self = .authorityType
-        case "name": self = .name
-        case "client_info": self = .clientInfo
-        case "account_source": self = .accountSource
-        case "ext": self = .extComponents
-        default: return nil
-        }
+        var name = name
+        guard let field = name.withUTF8({ KnownField(utf8Name: UnsafeRawBufferPointer($0)) }) else { return nil }
+        self = field
     }
+
+    /// The field a member name, given as its UTF-8 bytes, stands for, if the engine knows it.
+    ///
+    /// Every member of every entry read or written is looked up: a `switch` over the names
+    /// compares a name with one case after another, where this compares its bytes, as three
+    /// words, with those of the one to three names of its length.
+    init?(utf8Name name: UnsafeRawBufferPointer) {
+        let table = Self.byLength
+        let first = name.count * Self.namesPerLength * 4
+        guard first < table.count else { return nil }
+        let words = (WordBytes.load(name, at: 0), WordBytes.load(name, at: 8), WordBytes.load(name, at: 16))
+        var slot = first
+        while slot < first + Self.namesPerLength * 4, table[slot] != 0 {
+            if table[slot + 1] == words.0, table[slot + 2] == words.1, table[slot + 3] == words.2 {
+                self.init(rawValue: UInt8(truncatingIfNeeded: table[slot]))
+                return
+            }
+            slot += 4
+        }
+        return nil
+    }
+
+    /// How many names of one length ``byLength`` has room for.
+    private static let namesPerLength = 4
+
+    /// The names of each length, made from ``name``: ``namesPerLength`` slots per length, each
+    /// four words: the code (0: no more names of the length) and the name's bytes as three
+    /// words (``WordBytes/load(_:at:)``).
+    private static let byLength: [UInt64] = {
+        let longest = allCases.map(\.name.utf8.count).max()!
+        var table = [UInt64](repeating: 0, count: (longest + 1) * namesPerLength * 4)
+        for field in allCases {
+            var name = field.name
+            precondition(name.utf8.count <= 24, "a known member's name fits in three words")
+            let first = name.utf8.count * namesPerLength * 4
+            let slot = stride(from: first, to: first + namesPerLength * 4, by: 4).first { table[$0] == 0 }!
+            table[slot] = UInt64(field.rawValue)
+            name.withUTF8 { bytes in
+                for part in 0..<3 { table[slot + 1 + part] = WordBytes.load(UnsafeRawBufferPointer(bytes), at: 8 * part) }
+            }
+        }
+        return table
+    }()
 
     /// The largest code of a field.
     static let largestCode = Int(allCases.map(\.rawValue).max()!)
@@ -119,6 +138,15 @@ enum EntryMembers: Sendable {
         case .payload(let payload): EntryPayload.members(of: payload)
         }
     }
+
+    /// A known member as text (a string, or a number's literal, as ``JSONObject``'s `string(_:)`
+    /// reads it), without making the other members into an object.
+    func string(_ field: KnownField) -> String? {
+        switch self {
+        case .object(let object): object.string(field.name)
+        case .payload(let payload): EntryPayload.string(field, of: payload)
+        }
+    }
 }
 
 /// The members of an entry the typed entries read, picked out of its ``JSONObject`` in one pass.
@@ -128,12 +156,16 @@ enum EntryMembers: Sendable {
 /// group instead of one per entry); an entry built from parts reads exactly what
 /// `init(fields:)` reads from the same members.
 struct EntryParts {
-    /// By ``KnownField`` code. Inline, so reading an entry allocates nothing for its parts.
-    private var values = InlineArray<32, JSONValue?>(repeating: nil)
-    /// Lower-cased members with their hashes, made once per distinct string by the decoder.
-    private var lowercasedKeys = InlineArray<32, HashedString?>(repeating: nil)
-    /// Which codes hold a value or a key, so ``reset()`` clears only those.
-    private var filled: UInt32 = 0
+    /// Where each known member's value is in ``values``, by ``KnownField`` code (0: none, else
+    /// its position plus one). Plain bytes, with the values in one array: the parts are made,
+    /// copied and dropped for every entry built or read, and a table of values by code would be
+    /// that many values to copy and destroy one by one.
+    private var valueSlots = InlineArray<32, UInt8>(repeating: 0)
+    private var values: [JSONValue?] = []
+    /// Where each lower-cased member with its hash (made once per distinct string by the
+    /// decoder) is in ``keys``, by code, as ``valueSlots``.
+    private var keySlots = InlineArray<32, UInt8>(repeating: 0)
+    private var keys: [HashedString] = []
     /// `home_account_id` already parsed (the outer optional: whether it was; the inner: the
     /// value `AccessToken` and the other credentials keep, `nil` for an empty id).
     var homeAccount: HomeAccountId??
@@ -149,16 +181,17 @@ struct EntryParts {
     /// No members yet.
     init() {}
 
+    /// No members yet, with room for `capacity` of them.
+    init(capacity: Int) {
+        values.reserveCapacity(capacity)
+    }
+
     /// Forgets every member, keeping the storage (a decoder reuses one value for every entry).
     mutating func reset() {
-        var set = filled
-        while set != 0 {
-            let position = set.trailingZeroBitCount
-            values[position] = nil
-            lowercasedKeys[position] = nil
-            set &= set - 1
-        }
-        filled = 0
+        valueSlots = InlineArray(repeating: 0)
+        keySlots = InlineArray(repeating: 0)
+        values.removeAll(keepingCapacity: true)
+        keys.removeAll(keepingCapacity: true)
         homeAccount = nil
         cloud = nil
         scopes = nil
@@ -167,10 +200,10 @@ struct EntryParts {
 
     /// The known members of `fields`.
     init(_ fields: JSONObject) {
-        self.init()
+        self.init(capacity: fields.count)
         for member in fields.members {
             if let field = KnownField(name: member.key) {
-                values[Int(field.rawValue)] = member.value
+                self[field] = member.value
             } else if UserAssertion.memberNames.contains(member.key) {
                 // Text as the known members' (``string(_:)``): a string or a number's literal.
                 switch member.value {
@@ -198,10 +231,19 @@ struct EntryParts {
 
     /// The value of a known member.
     subscript(field: KnownField) -> JSONValue? {
-        get { values[Int(field.rawValue)] }
+        get {
+            let slot = Int(valueSlots[Int(field.rawValue)])
+            return slot == 0 ? nil : values[slot - 1]
+        }
         set {
-            values[Int(field.rawValue)] = newValue
-            filled |= 1 << UInt32(field.rawValue)
+            // A code takes one position, the first time it is set.
+            let slot = Int(valueSlots[Int(field.rawValue)])
+            if slot != 0 {
+                values[slot - 1] = newValue
+            } else if let newValue {
+                values.append(newValue)
+                valueSlots[Int(field.rawValue)] = UInt8(values.count)
+            }
         }
     }
 
@@ -216,13 +258,19 @@ struct EntryParts {
 
     /// Remembers the lower-cased key of a member's string (made once by the decoder).
     mutating func setLowercasedKey(_ key: HashedString, for field: KnownField) {
-        lowercasedKeys[Int(field.rawValue)] = key
-        filled |= 1 << UInt32(field.rawValue)
+        let slot = Int(keySlots[Int(field.rawValue)])
+        if slot != 0 {
+            keys[slot - 1] = key
+        } else {
+            keys.append(key)
+            keySlots[Int(field.rawValue)] = UInt8(keys.count)
+        }
     }
 
     /// The member's text, lower-cased, with its hash (`""` when missing): what the index files by.
     func lowercasedKey(_ field: KnownField) -> HashedString {
-        lowercasedKeys[Int(field.rawValue)] ?? HashedString((string(field) ?? "").asciiLowercased)
+        let slot = Int(keySlots[Int(field.rawValue)])
+        return slot != 0 ? keys[slot - 1] : HashedString((string(field) ?? "").asciiLowercased)
     }
 
     /// The member as whole seconds (``JSONValue/integerValue``).

@@ -15,6 +15,12 @@ final class EntryStorage<Parsed: ParsedMembers>: Hashable, Sendable {
         parsed = Parsed(parts)
     }
 
+    /// Storage for `members`, the same members as those `parsed` was read from, held another way.
+    init(members: EntryMembers, parsed: Parsed) {
+        self.members = members
+        self.parsed = parsed
+    }
+
     /// Whether both hold the same members in the same order; one storage is equal to itself
     /// without reading its members (a payload is decoded again to be read).
     static func == (lhs: EntryStorage, rhs: EntryStorage) -> Bool {

@@ -17,6 +17,8 @@ public struct Scopes: Sendable, Hashable, CustomStringConvertible {
         // A grant has a handful of scopes: linear searches beat hashing them into sets.
         var lowered: [String] = []
         var values: [String] = []
+        lowered.reserveCapacity(scopes.underestimatedCount)
+        values.reserveCapacity(scopes.underestimatedCount)
         for scope in scopes where !scope.isEmpty {
             let key = scope.asciiLowercased
             if !lowered.contains(key) {
@@ -31,17 +33,18 @@ public struct Scopes: Sendable, Hashable, CustomStringConvertible {
     /// Scopes from a space-separated string, such as an MSAL `target` or an OAuth `scope`.
     public init(target: String) {
         var parts: [String] = []
-        var start = target.utf8.startIndex
-        var position = start
-        while position != target.utf8.endIndex {
-            let byte = target.utf8[position]
-            if byte == 0x20 || byte == 0x09 || byte == 0x0A {
-                if start != position { parts.append(String(target[start..<position])) }
-                start = target.utf8.index(after: position)
+        var text = target
+        text.withUTF8 { bytes in
+            // Separators are ASCII, so each part between them is whole UTF-8.
+            var start = 0
+            for position in 0...bytes.count {
+                if position < bytes.count, bytes[position] != 0x20, bytes[position] != 0x09, bytes[position] != 0x0A { continue }
+                if start < position {
+                    parts.append(String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self))
+                }
+                start = position + 1
             }
-            position = target.utf8.index(after: position)
         }
-        if start != position { parts.append(String(target[start..<position])) }
         self.init(parts)
     }
 

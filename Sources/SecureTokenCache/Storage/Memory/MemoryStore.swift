@@ -64,6 +64,8 @@ final class MemoryStore: CacheStore {
             guard !changes.isEmpty else {
                 return StoreCursor(generation: state.generation, epoch: 0, position: 0)
             }
+            // An import puts a whole group at once: grown once, not once per doubling.
+            state.records.reserveCapacity(state.records.count + changes.count)
             for change in changes {
                 switch change {
                 case .put(let record): state.records[record.id] = record

@@ -108,8 +108,10 @@ package struct RowCommit: Sendable {
 /// Which rows a read hands back besides the changes after a version (``RowDatabase/rows(of:epoch:after:selection:)``).
 package struct RowSelection: Sendable {
     /// The partitions the reader keeps in memory (besides the rows of no partition), by keyed
-    /// name; `nil` when it keeps the whole group.
-    package var kept: [[UInt8]]?
+    /// name; `nil` when it keeps the whole group. Asked for only by a read that hands back every
+    /// live row (a reader that starts over): an instance may keep many partitions, and listing
+    /// them would cost every catch-up and partition load.
+    package var kept: (@Sendable () -> [[UInt8]])?
     /// Partitions the reader starts keeping: their live rows are handed back whatever their
     /// version.
     package var loading: [[UInt8]]
@@ -118,7 +120,7 @@ package struct RowSelection: Sendable {
     package static let wholeGroup = RowSelection(kept: nil, loading: [])
 
     /// A selection of these parts.
-    package init(kept: [[UInt8]]?, loading: [[UInt8]] = []) {
+    package init(kept: (@Sendable () -> [[UInt8]])?, loading: [[UInt8]] = []) {
         self.kept = kept
         self.loading = loading
     }

@@ -125,7 +125,7 @@ final class RowStore: CacheStore, PartialStore {
     /// What a read hands back: the whole group, or the rows of no partition and those kept.
     private func selection(loading: [[UInt8]] = []) -> RowSelection {
         guard let residency else { return .wholeGroup }
-        return RowSelection(kept: residency.all, loading: loading)
+        return RowSelection(kept: { residency.all }, loading: loading)
     }
 
     func load() throws -> ([Record], StoreCursor) {

@@ -1,0 +1,64 @@
+import Testing
+
+@testable import SecureTokenCache
+
+/// ``MSALDocument/read(_:)`` goes from bytes to records without a tree of the document: the same
+/// records, and the same errors, as the whole parse (``MSALDocument/parse(_:)``) gives.
+@Suite(.timeLimit(.minutes(1))) struct MSALDocumentReadTests {
+    /// Documents with what the direct reading must take apart as the whole parse does: escapes,
+    /// characters beyond ASCII, numbers, literals, nested values, unknown members and sections,
+    /// and (read by the whole parse) a repeated member or section.
+    static let documents: [String] = [
+        #"{}"#,
+        #"{"AccessToken": {}}"#,
+        #"{"AccessToken": {"k": {}}, "Account": {"a": {"home_account_id": "u.t", "username": "\u00e9l\u00e8ve@contoso.com"}}}"#,
+        #"{"AccessToken": {"k\"1": {"secret": "a\nb\t\\c\/d \ud83d\ude00 \ud800 x", "expires_on": 1700000000, "cached_at": "1"}}}"#,
+        #"{"AccessToken": {"k": {"ext": {"b": [1, 2.5e3, -0, true, null], "a": "é"}, "extended_expires_on": 1.5, "x": false}}}"#,
+        #"{"IdToken": {"k": {"secret": "e30"}}, "IDToken": {"k": {"secret": "second"}}, "Extra": [1, {"a": "b"}]}"#,
+        #"{"RefreshToken": {"k": {"secret": "1", "secret": "2", "family_id": "1"}}}"#,
+        #"{"AccessToken": {"a": {"secret": "1"}}, "Account": {}, "AccessToken": {"b": {"secret": "2"}}}"#,
+        #"{"AppMetadata": {"m": {"client_id": "c", "userAssertionHash": "h", "user_assertion_hash": "i", "userAssertionHash": "j"}}}"#,
+        "{\"Account\":{\"a\":{\"home_account_id\":\"u.t\",\"realm\":\"t\"}}}  \n",
+    ]
+
+    @Test(arguments: documents + Fixtures.vectorNames.map { try! String(decoding: Fixtures.vector($0), as: UTF8.self) })
+    func readsTheRecordsTheWholeParseGives(document: String) throws {
+        let bytes = Array(document.utf8)
+        // Read in one pass unless a name repeats, which only the whole parse reads.
+        let direct = try bytes.withUnsafeBufferPointer { try MSALDocument.readDirectly($0) }
+        #expect((direct == nil) == Self.repeating.contains(document))
+        let read = try MSALDocument.read(bytes)
+        let parsed = MSALDocument.records(of: try MSALDocument.parse(bytes))
+        #expect(read.entries.map(\.id) == parsed.entries.map(\.id))
+        #expect(read.entries.map { Array($0.payload) } == parsed.entries.map { Array($0.payload) })
+        #expect(read.sections.map(\.name) == parsed.sections.map(\.name))
+        #expect(read.entryCount == parsed.entryCount)
+    }
+
+    /// The documents of ``documents`` where a section or an entry's member repeats.
+    static let repeating = Set(documents[6...8])
+
+    @Test(arguments: [
+        "", " ", "[]", "1", #"{"AccessToken": []}"#, #"{"AccessToken": {"k": 1}}"#, #"{"AccessToken": {"k": {"secret": "1}}}"#,
+        #"{"AccessToken": {"k": {"secret": tru}}}"#, #"{"AccessToken": {"k": {"secret": "1"} x}"#, #"{"a": 1} x"#,
+        "{\"AccessToken\": {\"k\": {\"secret\": \"a\u{01}b\"}}}", #"{"AccessToken": {"k": {"n": 01}}}"#,
+        #"{"AccessToken": {"k": {"n": "\x"}}}"#,
+    ])
+    func refusesWhatTheWholeParseRefusesWithItsError(document: String) throws {
+        let bytes = Array(document.utf8)
+        let expected = #expect(throws: TokenCacheError.self) { try MSALDocument.parse(bytes) }
+        let thrown = #expect(throws: TokenCacheError.self) { try MSALDocument.read(bytes) }
+        #expect(thrown?.code == .malformedCache)
+        #expect(thrown?.message == expected?.message)
+    }
+
+    @Test func aDocumentTruncatedAnywhereIsRefusedAsTheWholeParseRefusesIt() throws {
+        let bytes = try Fixtures.vector("v2_two_accounts_two_tenants")
+        for end in stride(from: 0, to: bytes.count, by: 7) {
+            let cut = Array(bytes[..<end])
+            let expected = #expect(throws: TokenCacheError.self) { try MSALDocument.parse(cut) }
+            let thrown = #expect(throws: TokenCacheError.self) { try MSALDocument.read(cut) }
+            #expect(thrown?.message == expected?.message, "cut at \(end)")
+        }
+    }
+}
