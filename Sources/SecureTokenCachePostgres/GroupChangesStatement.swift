@@ -10,9 +10,12 @@ import SecureTokenCache
 /// waits for this one round trip. The head's columns repeat on every row (all `NULL` row columns
 /// when there is no row); no row at all means the group has no head.
 struct GroupChangesStatement: PostgresPreparedStatement {
+    static let sql = query(locking: false)
+
     // The partitions loaded whole first, then what changed, in commit order: a row is in one of
     // the two, never both.
-    static let sql = """
+    private static func query(locking: Bool) -> String {
+        """
         SELECT g.header, g.epoch, g.generation, g.horizon, r.name, r.version, r.deleted, r.sealed, r.part
         FROM stc_groups g LEFT JOIN LATERAL (
             (SELECT name, version, deleted, sealed, part FROM stc_rows
@@ -22,7 +25,8 @@ struct GroupChangesStatement: PostgresPreparedStatement {
              WHERE group_id = $1 AND version > $2 ORDER BY version)
         ) r ON true
         WHERE g.id = $1
-        """
+        """ + (locking ? " FOR UPDATE OF g" : "")
+    }
 
     typealias Row = (ByteBuffer, Int64, Int64, Int64, ByteBuffer?, Int64?, Bool?, ByteBuffer?, ByteBuffer?)
 
@@ -43,11 +47,39 @@ struct GroupChangesStatement: PostgresPreparedStatement {
     /// Runs the statement on a connection of `client`'s pool: the head (`nil` when the group has
     /// none) and the rows.
     func run(on client: PostgresClient, logger: Logger) async throws -> (RowGroupHead?, [SealedRow]) {
+        try await Self.collect(client.execute(self, logger: logger))
+    }
+
+    /// The same read, locking the group's head for the rest of the transaction on `connection`
+    /// (a commit's).
+    ///
+    /// The lock may be granted only after another writer's commit, and PostgreSQL then hands back
+    /// the head as that commit left it but the rows as the statement's snapshot, taken before the
+    /// wait, showed them: `complete` is false when rows the head counts may be missing (no row
+    /// of the head's generation was read although it is past `version`), and the commit reads
+    /// them again.
+    func runLocking(on connection: PostgresConnection, logger: Logger) async throws -> (
+        head: RowGroupHead?, rows: [SealedRow], complete: Bool
+    ) {
+        let (head, rows) = try await Self.collect(connection.execute(Locking(reading: self), logger: logger))
+        guard let head else { return (nil, rows, true) }
+        return (head, rows, head.generation <= version || rows.last?.version == head.generation)
+    }
+
+    /// ``GroupChangesStatement`` with the group's head locked.
+    private struct Locking: PostgresPreparedStatement {
+        static let sql = GroupChangesStatement.query(locking: true)
+        var reading: GroupChangesStatement
+
+        func makeBindings() throws -> PostgresBindings { try reading.makeBindings() }
+        func decodeRow(_ row: PostgresRow) throws -> Row { try reading.decodeRow(row) }
+    }
+
+    private static func collect<Rows: AsyncSequence>(_ result: Rows) async throws -> (RowGroupHead?, [SealedRow])
+    where Rows.Element == Row {
         var head: RowGroupHead? = nil
         var rows: [SealedRow] = []
-        for try await (header, epoch, generation, horizon, name, version, deleted, sealed, part) in try await client.execute(
-            self, logger: logger)
-        {
+        for try await (header, epoch, generation, horizon, name, version, deleted, sealed, part) in result {
             if head == nil {
                 head = RowGroupHead(
                     header: Array(header.readableBytesView), epoch: UInt64(bitPattern: epoch), generation: UInt64(generation),

@@ -235,9 +235,8 @@ final class PostgresRowDatabase: RowDatabase {
         let task = Task(executorPreference: thread) { [client, logger] in
             let outcome = await DatabaseThread.result {
                 try await client.withTransaction(logger: logger) { connection -> RowGroupHead in
-                    let (head, rows) = try await Self.rows(
-                        of: group, epoch: epoch, after: version, selection: selection, on: connection, locking: true,
-                        logger: logger)
+                    let (head, rows) = try await Self.lockedRows(
+                        of: group, epoch: epoch, after: version, selection: selection, on: connection, logger: logger)
                     guard let commit = await exchange.offer(head, rows), !commit.rows.isEmpty || !commit.forgetting.isEmpty else {
                         throw CommitExchange.NothingToWrite(head: head)
                     }
@@ -432,6 +431,26 @@ final class PostgresRowDatabase: RowDatabase {
         return (head, try await decodeRows(connection.query(query, logger: logger)))
     }
 
+    /// The group's head, locked for the rest of the transaction on `connection`, and the rows
+    /// ``rows(of:epoch:after:selection:)`` reads: one round trip when the writer does not start
+    /// over and no other writer's commit came between the read's snapshot and the lock; else
+    /// the rows again, read after the lock.
+    private static func lockedRows(
+        of group: [UInt8], epoch: UInt64, after version: UInt64, selection: RowSelection, on connection: PostgresConnection,
+        logger: Logger
+    ) async throws -> (RowGroupHead, [SealedRow]) {
+        if version > 0 {
+            let (head, rows, complete) = try await GroupChangesStatement(
+                group: group, version: version, loading: selection.loading
+            )
+            .runLocking(on: connection, logger: logger)
+            guard let head else { throw headGone }
+            if complete, head.epoch == epoch, version >= head.horizon { return (head, rows) }
+        }
+        return try await rows(
+            of: group, epoch: epoch, after: version, selection: selection, on: connection, locking: true, logger: logger)
+    }
+
     private static func decodeRows(_ result: PostgresRowSequence) async throws -> [SealedRow] {
         var rows: [SealedRow] = []
         for try await (name, version, deleted, sealed, part) in result.decode(
@@ -449,66 +468,31 @@ final class PostgresRowDatabase: RowDatabase {
     /// (every reader catches up), keeping the payload far under the 8,000 bytes `NOTIFY` takes.
     static let announcedPartitions = 100
 
-    /// Writes `commit` at the version after `head`'s, in one round trip for the rows; returns the
-    /// head after it.
+    /// Writes `commit` at the version after `head`'s; returns the head after it. The rows go in
+    /// one round trip with the head's move and the announcement (``CommitRowsStatement``).
     private static func write(
         _ commit: RowCommit, to group: [UInt8], after head: RowGroupHead, on connection: PostgresConnection, logger: Logger
     ) async throws -> RowGroupHead {
         let id = ByteBuffer(bytes: group)
-        let next = Int64(head.generation + 1)
-        // A row of no partition and one without an expiry travel as an empty name and a 0: a
-        // bytea array cannot carry NULL here.
-        let names = commit.rows.map { ByteBuffer(bytes: $0.name) }
-        let deleted = commit.rows.map(\.isDeletion)
-        let sealed = commit.rows.map { ByteBuffer(bytes: $0.sealed) }
-        let parts = commit.rows.map { ByteBuffer(bytes: $0.partition ?? []) }
-        let expiries = commit.rows.map { $0.isDeletion ? 0 : $0.expiresAt ?? 0 }
-        var touched: Set<[UInt8]> = []
-        var touchedUnpartitioned = false
-        // A deletion row keeps the partition its record was written with.
-        for try await part in try await connection.query(
-            """
-            INSERT INTO stc_rows (group_id, name, version, deleted, sealed, part, expires_at)
-            SELECT \(id), n, \(next), d, s, NULLIF(p, ''::bytea), NULLIF(e, 0)
-            FROM unnest(\(names), \(deleted), \(sealed), \(parts), \(expiries)) AS r(n, d, s, p, e)
-            ON CONFLICT (group_id, name) DO UPDATE
-            SET version = excluded.version, deleted = excluded.deleted, sealed = excluded.sealed,
-                part = COALESCE(excluded.part, stc_rows.part), expires_at = excluded.expires_at
-            RETURNING part
-            """, logger: logger
-        ).decode(ByteBuffer?.self) {
-            if let part { touched.insert(Array(part.readableBytesView)) } else { touchedUnpartitioned = true }
-        }
-        let written = commit.rows.compactMap { $0.isDeletion ? nil : $0.partition }
-        if !written.isEmpty {
-            let unique = Array(Set(written)).map { ByteBuffer(bytes: $0) }
-            try await connection.query(
-                """
-                INSERT INTO stc_parts (group_id, part, written_at)
-                SELECT \(id), p, extract(epoch FROM now())::bigint FROM unnest(\(unique)) AS t(p)
-                ON CONFLICT (group_id, part) DO UPDATE SET written_at = excluded.written_at
-                """, logger: logger)
-        }
+        var after = head
+        after.generation += 1
+        if let horizon = commit.sweepingDeletionsThrough, horizon > head.horizon { after.horizon = horizon }
+        let statement = CommitRowsStatement(
+            group: group, version: Int64(after.generation), horizon: Int64(after.horizon), rows: commit.rows,
+            announcedPartitions: Int64(announcedPartitions), channel: channel,
+            announcing: hex(group) + ":" + String(after.generation))
+        for try await _ in try await connection.execute(statement, logger: logger) {}
         if !commit.forgetting.isEmpty {
             let forgotten = commit.forgetting.map { ByteBuffer(bytes: $0) }
             try await connection.query(
                 "DELETE FROM stc_parts WHERE group_id = \(id) AND part = ANY(\(forgotten))", logger: logger)
         }
-        var after = head
-        after.generation = UInt64(next)
-        if let horizon = commit.sweepingDeletionsThrough, horizon > head.horizon {
-            // Bounded: the deletions of the commits since the last sweep.
+        if after.horizon != head.horizon {
+            // Bounded: the deletions of the commits since the last sweep. After the rows: a
+            // deletion row this commit wrote over is a live row at the new version now.
             try await connection.query(
-                "DELETE FROM stc_rows WHERE group_id = \(id) AND deleted AND version <= \(Int64(horizon))", logger: logger)
-            after.horizon = horizon
+                "DELETE FROM stc_rows WHERE group_id = \(id) AND deleted AND version <= \(Int64(after.horizon))", logger: logger)
         }
-        try await connection.query(
-            "UPDATE stc_groups SET generation = \(next), horizon = \(Int64(after.horizon)) WHERE id = \(id)", logger: logger)
-        var announcement = hex(group) + ":" + String(next)
-        if !touchedUnpartitioned, touched.count <= announcedPartitions {
-            announcement += ":" + touched.map(hex).joined(separator: ",")
-        }
-        try await connection.query("SELECT pg_notify(\(channel), \(announcement))", logger: logger)
         return after
     }
 

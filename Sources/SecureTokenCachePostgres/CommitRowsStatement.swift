@@ -1,0 +1,75 @@
+import NIOCore
+import PostgresNIO
+import SecureTokenCache
+
+/// What a commit writes, in one statement: its rows, their partitions' last writes, the group's
+/// new generation and horizon, and the announcement (``PostgresRowDatabase/announcement(_:)``).
+///
+/// A commit waits for each of its round trips with the group's head locked, so every other writer
+/// of the group waits for them too: one statement is one round trip. Its parts are data-modifying
+/// statements on different tables, so none needs to see another's changes; the announcement names
+/// the partitions of the rows the first part returns. A prepared statement: parsed once per
+/// connection, and its plan, which no value changes, made once.
+struct CommitRowsStatement: PostgresPreparedStatement {
+    // A row of no partition and one without an expiry travel as an empty name and a 0: a bytea
+    // array cannot carry NULL here. A deletion row keeps the partition its record was written
+    // with. The announcement names the partitions unless a row of no partition or more than
+    // $9 partitions were touched.
+    static let sql = """
+        WITH r AS (
+            INSERT INTO stc_rows (group_id, name, version, deleted, sealed, part, expires_at)
+            SELECT $1, n, $2, d, s, NULLIF(p, ''::bytea), NULLIF(e, 0)
+            FROM unnest($4::bytea[], $5::boolean[], $6::bytea[], $7::bytea[], $8::bigint[]) AS r(n, d, s, p, e)
+            ON CONFLICT (group_id, name) DO UPDATE
+            SET version = excluded.version, deleted = excluded.deleted, sealed = excluded.sealed,
+                part = COALESCE(excluded.part, stc_rows.part), expires_at = excluded.expires_at
+            RETURNING part
+        ), w AS (
+            INSERT INTO stc_parts (group_id, part, written_at)
+            SELECT $1, p, extract(epoch FROM now())::bigint FROM unnest($10::bytea[]) AS t(p)
+            ON CONFLICT (group_id, part) DO UPDATE SET written_at = excluded.written_at
+        ), g AS (
+            UPDATE stc_groups SET generation = $2, horizon = $3 WHERE id = $1
+        )
+        SELECT pg_notify($11, $12::text || CASE
+            WHEN bool_or(part IS NULL) OR count(DISTINCT part) > $9 THEN ''
+            ELSE ':' || COALESCE(string_agg(DISTINCT encode(part, 'hex'), ','), '') END)
+        FROM r
+        """
+
+    typealias Row = Void
+
+    /// The group's id.
+    var group: [UInt8]
+    /// The commit's version: the group's generation after it.
+    var version: Int64
+    /// The group's horizon after the commit.
+    var horizon: Int64
+    /// The rows, each written at ``version``.
+    var rows: [SealedRow]
+    /// The most partitions an announcement names.
+    var announcedPartitions: Int64
+    /// The channel the announcement goes to.
+    var channel: String
+    /// The announcement's start: `<group>:<generation>`.
+    var announcing: String
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 12)
+        bindings.append(ByteBuffer(bytes: group))
+        bindings.append(version)
+        bindings.append(horizon)
+        bindings.append(rows.map { ByteBuffer(bytes: $0.name) })
+        bindings.append(rows.map(\.isDeletion))
+        bindings.append(rows.map { ByteBuffer(bytes: $0.sealed) })
+        bindings.append(rows.map { ByteBuffer(bytes: $0.partition ?? []) })
+        bindings.append(rows.map { $0.isDeletion ? 0 : $0.expiresAt ?? 0 })
+        bindings.append(announcedPartitions)
+        bindings.append(Array(Set(rows.compactMap { $0.isDeletion ? nil : $0.partition })).map { ByteBuffer(bytes: $0) })
+        bindings.append(channel)
+        bindings.append(announcing)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws {}
+}
