@@ -360,12 +360,13 @@ func measureBoundedFleet(users: Int, keyFile: String, limitMB: Int) throws {
 
 /// `PeerCompare fleet-spin KEY-FILE USERS OP N`, for profilers (valgrind --tool=callgrind): an
 /// instance of the group `fleet-fill` made doing OP N times: `hit` (a lookup of one of 500 users
-/// in memory, a different one each time) or `cold` (a lookup of a user not in memory).
+/// in memory, a different one each time), `cold` (a lookup of a user not in memory) or `write` (a
+/// refresh stored for one of 500 users in memory, as the fleet benchmark's writes).
 func spinFleet(users: Int, keyFile: String, operation: String, count: Int) throws {
     let group = try FleetWorkload.open(users: users, keyFile: keyFile)
     let cache = try TokenCache(clientId: FleetWorkload.webApp, group: group)
     // Distinct users spread over the group (7,919 is a prime that divides no size used here).
-    let accounts = (0..<min(users, operation == "hit" ? 500 : count)).map { FleetWorkload.account($0 * 7_919 % users) }
+    let accounts = (0..<min(users, operation == "cold" ? count : 500)).map { FleetWorkload.account($0 * 7_919 % users) }
     switch operation {
     case "hit":
         for account in accounts { consume(try cache.accessToken(for: FleetWorkload.scopes, account: account)) }
@@ -376,6 +377,12 @@ func spinFleet(users: Int, keyFile: String, operation: String, count: Int) throw
                 fatalError("fleet-spin: a cold read found nothing")
             }
         }
-    default: fatalError("fleet-spin: hit | cold")
+    case "write":
+        for account in accounts { consume(try cache.accessToken(for: FleetWorkload.scopes, account: account)) }
+        for turn in 0..<count {
+            let user = turn % 500 * 7_919 % users
+            consume(try cache.store(FleetWorkload.response(user, serial: turn + 1), for: FleetWorkload.request, signIn: false))
+        }
+    default: fatalError("fleet-spin: hit | cold | write")
     }
 }
