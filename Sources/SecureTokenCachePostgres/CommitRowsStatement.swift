@@ -9,7 +9,7 @@ import SecureTokenCache
 /// of the group waits for them too: one statement is one round trip. Its parts are data-modifying
 /// statements on different tables, so none needs to see another's changes; the announcement names
 /// the partitions of the rows the first part returns. A prepared statement: parsed once per
-/// connection, and its plan, which no value changes, made once.
+/// connection; no value changes its plan, so PostgreSQL keeps one after the first few runs.
 struct CommitRowsStatement: PostgresPreparedStatement {
     // A row of no partition and one without an expiry travel as an empty name and a 0: a bytea
     // array cannot carry NULL here. A deletion row keeps the partition its record was written
