@@ -264,6 +264,18 @@ enum EntryPayload {
     /// The text of the known member `field` of a payload that ``EntryDecoder`` read before (a
     /// string, or a number's literal), if it has one.
     static func string(_ field: KnownField, of payload: ArraySlice<UInt8>) -> String? {
+        member(field, of: payload) { try $0.textValue().map { String(decoding: $0, as: UTF8.self) } }
+    }
+
+    /// The known member `field` of a payload that ``EntryDecoder`` read before, if it has one.
+    static func value(_ field: KnownField, of payload: ArraySlice<UInt8>) -> JSONValue? {
+        member(field, of: payload) { try $0.value { String(decoding: $0, as: UTF8.self) } }
+    }
+
+    /// `read` with a reader at the value of the known member `field`, if the payload has one.
+    private static func member<Value>(
+        _ field: KnownField, of payload: ArraySlice<UInt8>, _ read: (inout PayloadReader) throws -> Value?
+    ) -> Value? {
         reading(payload) { reader, count in
             for _ in 0..<count {
                 let code = try reader.byte()
@@ -272,7 +284,7 @@ enum EntryPayload {
                     try reader.skipValue()
                     continue
                 }
-                return try reader.textValue().map { String(decoding: $0, as: UTF8.self) }
+                return try read(&reader)
             }
             return nil
         }

@@ -147,6 +147,14 @@ enum EntryMembers: Sendable {
         case .payload(let payload): EntryPayload.string(field, of: payload)
         }
     }
+
+    /// A known member's value, without making the other members into an object.
+    func value(_ field: KnownField) -> JSONValue? {
+        switch self {
+        case .object(let object): object[field.name]
+        case .payload(let payload): EntryPayload.value(field, of: payload)
+        }
+    }
 }
 
 /// The members of an entry the typed entries read, picked out of its ``JSONObject`` in one pass.

@@ -90,6 +90,31 @@ import Testing
         #expect(throws: TokenCacheError.self) { try group.clear(.client("not-a-client")) }
     }
 
+    @Test func statisticsCountClientsAndExpiredTokensAsTheEntriesDo() throws {
+        // Statistics read the members as held: check them against the typed entries in a group
+        // that imported the document and in one that loaded the store's records, at times
+        // before, amid and after the tokens' expiries.
+        let document = try Fixtures.vector("v3_foci_two_clients")
+        let probe = try Fixtures.group()
+        try probe.importMSAL(document)
+        let expiries = try probe.entries(.init(kinds: [.accessToken])).compactMap(\.expiresOn).sorted()
+        try #require(expiries.count >= 2 && expiries.first! < expiries.last!)
+        for now in [expiries.first! - 1, expiries.first!, expiries.last!] {
+            let store = MemoryStore(name: "statistics")
+            let imported = try CacheGroup(name: "statistics", store: store, clock: { now })
+            try imported.importMSAL(document)
+            let loaded = try CacheGroup(name: "statistics", store: store, clock: { now })
+            for group in [imported, loaded] {
+                let entries = try group.entries()
+                let statistics = try group.statistics()
+                let expired = entries.filter { $0.kind == .accessToken && $0.expiresOn! <= now }
+                #expect(statistics.expiredAccessTokens == expired.count)
+                #expect(statistics.clients == Set(entries.compactMap { $0.clientId?.lowercased() }).sorted())
+                #expect(statistics.clients.count > 1)
+            }
+        }
+    }
+
     @Test func clearExpiredAndAll() throws {
         let fresh = try v2()
         #expect(try fresh.entriesToClear(.expiredAccessTokens).isEmpty)
