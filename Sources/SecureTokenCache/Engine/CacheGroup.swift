@@ -108,6 +108,8 @@ public final class CacheGroup: Sendable {
         self.reason = reason
         let (records, cursor) = try store.load()
         current = Mutex(Snapshot(index: try RecordCodec.build(records), cursor: cursor))
+        // A large open decrypts and decodes every record into buffers it then frees.
+        HeapTrim.after(handling: records.count >= 4_096 ? records.reduce(0) { $0 + $1.payload.count } : 0)
         if partial != nil { bound?.noteGrowth(Self.bytesPut(by: .reload(records, cursor))) }
     }
 
@@ -585,8 +587,12 @@ public final class CacheGroup: Sendable {
     /// number of entries imported. A malformed file throws `.malformedCache` and imports nothing.
     @discardableResult
     public func importMSAL(_ json: some Collection<UInt8>) throws -> Int {
-        let document = try MSALDocument.read(json)
-        return try write { transaction in MSALDocument.merge(document, into: &transaction) }
+        let imported = try {
+            let document = try MSALDocument.read(json)
+            return try write { transaction in MSALDocument.merge(document, into: &transaction) }
+        }()
+        HeapTrim.after(handling: json.count)
+        return imported
     }
 
     /// The group as an MSAL JSON cache, byte for byte what msal-python 1.39.0's `serialize()`
