@@ -13,6 +13,9 @@
 //                                         writes to a STORE group by another process (PeerCompare
 //                                         serve-writer), each followed by a timed first lookup
 //                                         here; prints the nanoseconds
+//   PeerCompare scale-point PATH TOKENS   one point of the scaling curves (ScaleCurve.swift): the
+//                                         import of the MSAL JSON at PATH, resident memory, hit,
+//                                         miss, accounts, export and a file group's open
 //   PeerCompare app-hit PATH TOKENS CLIENT TENANT SCOPE [REPEATS]
 //                                         imports the MSAL JSON at PATH (a tenant's app tokens, as
 //                                         compare_peers.py writes them) into a memory group and
@@ -321,6 +324,9 @@ case "run" where arguments.count >= 3:
             try await measure(kind: kind, size: size, repeats: repeats)
         }
     }
+    printJSON()
+case "scale-point" where arguments.count == 4:
+    try await measureScalePoint(path: arguments[2], tokens: Int(arguments[3])!)
     printJSON()
 case "app-hit" where arguments.count >= 7:
     try await measureAppHit(

@@ -1,0 +1,73 @@
+import BenchmarkWorkload
+import Foundation
+import Glibc
+import SecureTokenCache
+
+/// `PeerCompare scale-point PATH TOKENS`: one point of the scaling curves, in a process of its
+/// own so that its resident memory is the memory of this cache alone. Reads the MSAL JSON at
+/// PATH (`PeerCompare emit TOKENS`), imports it into a memory group, lets the document go and
+/// records the process's resident memory; then times the silent hit, the miss, the solo client's
+/// accounts and the export on that group, and the open of a file group holding the same cache.
+/// scripts/scale_peers.py runs msal-python's side of each point the same way.
+func measureScalePoint(path: String, tokens: Int) async throws {
+    // The baseline is taken once the code an import runs is loaded and initialised, as
+    // msal-python's is taken after `import msal`: the curve is the cache's memory, not the
+    // runtime's.
+    try CacheGroup(inMemory: "stc-scale-warm-up").importMSAL(Workload(accessTokens: 10).json)
+    let baseline = residentBytes()
+    // Fewer samples as a cache grows: at a million tokens one import is seconds.
+    let repeats = tokens <= 10_000 ? 7 : tokens <= 100_000 ? 3 : 1
+    var group: CacheGroup?
+    var document = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+    try loop("scale.import.\(tokens)", iterations: 1, repeats: repeats) {
+        group = nil
+        let imported = CacheGroup(inMemory: "stc-scale")
+        try imported.importMSAL(document)
+        group = imported
+    }
+    document = []
+    guard let group else { return }
+    let resident = residentBytes()
+    results.append(("scale.resident.\(tokens)", Measurement(ns: Double(resident), samples: 1)))
+    results.append(("scale.residentGrowth.\(tokens)", Measurement(ns: Double(resident - baseline), samples: 1)))
+    results.append(("scale.residentPeak.\(tokens)", Measurement(ns: Double(peakResidentBytes()), samples: 1)))
+
+    let cache = try TokenCache(clientId: Workload.clientA, group: group)
+    let solo = try TokenCache(clientId: Workload.soloClient, group: group)
+    guard let account = try cache.account(username: "user\(Workload.probeUser(accessTokens: tokens))@contoso.com") else {
+        fatalError("scale-point: the probe user is not in \(path)")
+    }
+    let authority = Workload.authority
+    let noNetwork = NoNetwork()
+    try await loop("scale.silentHit.\(tokens)", iterations: iterations(300), repeats: 7) {
+        consume(
+            try await cache.acquireTokenSilently(
+                scopes: Workload.hitScopes, account: account, authority: authority, endpoint: noNetwork))
+    }
+    try loop("scale.miss.\(tokens)", iterations: iterations(300), repeats: 7) {
+        consume(try cache.accessToken(for: Workload.missScopes, account: account, authority: authority))
+    }
+    try loop("scale.accountsSolo.\(tokens)", iterations: iterations(1_000), repeats: 7) {
+        consume(try solo.accounts())
+    }
+    try loop("scale.serialize.\(tokens)", iterations: 1, repeats: repeats) {
+        consume(try group.exportMSAL(includeSecrets: true))
+    }
+
+    // The open of a file group of the same cache (sealed, on disk), freed after each.
+    let root = try makeScratchFolder()
+    defer { removeScratchFolder(root) }
+    try BenchmarkStore.file.open("stc-scale", root: root).importMSAL(try group.exportMSAL(includeSecrets: true))
+    try loop("scale.open.\(tokens)", iterations: 1, repeats: repeats) {
+        consume(try BenchmarkStore.file.open("stc-scale", root: root).generation)
+    }
+}
+
+/// The most resident memory the process has had (VmHWM), in bytes.
+func peakResidentBytes() -> Int {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+        let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+        let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "")
+    else { return 0 }
+    return kilobytes * 1024
+}
