@@ -584,12 +584,22 @@ public final class CacheGroup: Sendable {
 
     /// Merges an MSAL JSON cache (any SDK's) into the group in one transaction. Entries keep
     /// their keys; an entry under a key the group already has replaces it in place. Returns the
-    /// number of entries imported. A malformed file throws `.malformedCache` and imports nothing.
+    /// number of entries imported. A malformed file (not JSON, not an MSAL cache's layout, or a
+    /// name that one of its objects repeats) throws `.malformedCache` saying where, and imports
+    /// nothing.
     @discardableResult
     public func importMSAL(_ json: some Collection<UInt8>) throws -> Int {
         let imported = try {
             let document = try MSALDocument.read(json)
-            return try write { transaction in MSALDocument.merge(document, into: &transaction) }
+            return try write { transaction in
+                let imported = MSALDocument.merge(document, into: &transaction)
+                // Fewer than were read: a section repeats a key. Nothing is filed; say where.
+                if imported < document.entries.count {
+                    try json.withContiguousStorageIfAvailable(MSALDocument.checkNoRepeatedName)
+                        ?? Array(json).withUnsafeBufferPointer(MSALDocument.checkNoRepeatedName)
+                }
+                return imported
+            }
         }()
         HeapTrim.after(handling: json.count)
         return imported

@@ -94,7 +94,69 @@ enum MSALDocument {
 
     private static func read(_ buffer: UnsafeBufferPointer<UInt8>) throws -> Records {
         if let read = try? readDirectly(buffer) { return read }
+        // The whole parse keeps one member of a repeated name, as Python's json does; an import
+        // refuses one instead, before anything is filed.
+        try checkNoRepeatedName(buffer)
         return records(of: try parse(buffer))
+    }
+
+    /// Throws `.malformedCache` with the byte offset of the first name that an object of the
+    /// document's MSAL layout repeats (a section, an entry's key within its section, a member of
+    /// an entry): two values under one name are a damaged or hand-merged file, and which of the
+    /// two is right is for its owner to say. Syntax errors are left to the parse that follows.
+    static func checkNoRepeatedName(_ buffer: UnsafeBufferPointer<UInt8>) throws {
+        var parser = JSONParser(buffer)
+        parser.skipWhitespace()
+        guard let repeated = try? firstRepeat(in: &parser, level: .document) else { return }
+        throw TokenCacheError(
+            .malformedCache,
+            "the file repeats \(repeated) (two values under one name: keep the right one and import again); nothing was imported"
+        )
+    }
+
+    /// Where a repeated name is: which objects of an MSAL document are checked.
+    private enum Level {
+        case document
+        case section(String)
+        case entry(String)
+
+        /// What a repeated name is at this level, for the error (never a value or a key).
+        var repeatedName: String {
+            switch self {
+            case .document: "a section name"
+            case .section(let name): "an entry's key in section \"\(name)\""
+            case .entry(let section): "a member name in an entry of section \"\(section)\""
+            }
+        }
+    }
+
+    /// Reads the value at the parser's position to its end; returns the first repeated name of
+    /// an object at `level` or below it, and its byte offset, as soon as it is found.
+    private static func firstRepeat(in parser: inout JSONParser, level: Level) throws -> String? {
+        guard parser.peek() == UInt8(ascii: "{") else {
+            _ = try parser.parseValue()
+            return nil
+        }
+        guard try parser.beginObject() else { return nil }
+        var names = Set<String>()
+        repeat {
+            parser.skipWhitespace()
+            let offset = parser.position
+            let name = try parser.memberName().string
+            guard names.insert(name).inserted else { return "\(level.repeatedName) at byte \(offset)" }
+            let inner: Level? =
+                switch level {
+                case .document: CredentialKind(sectionName: name) != nil ? .section(name) : nil
+                case .section(let section): .entry(section)
+                case .entry: nil
+                }
+            if let inner {
+                if let found = try firstRepeat(in: &parser, level: inner) { return found }
+            } else {
+                _ = try parser.parseValue()
+            }
+        } while try parser.endOfMember()
+        return nil
     }
 
     /// ``read(_:)`` in one pass over the bytes; `nil` for what only the whole parse reads as it

@@ -24,9 +24,11 @@ import Testing
     @Test(arguments: documents + Fixtures.vectorNames.map { try! String(decoding: Fixtures.vector($0), as: UTF8.self) })
     func readsTheRecordsTheWholeParseGives(document: String) throws {
         let bytes = Array(document.utf8)
-        // Read in one pass unless a name repeats, which only the whole parse reads.
+        // Read in one pass unless a name repeats, which only the whole parse reads, and which an
+        // import refuses (repeatedNamesAreRefusedWithTheirByteOffset).
         let direct = try bytes.withUnsafeBufferPointer { try MSALDocument.readDirectly($0) }
         #expect((direct == nil) == Self.repeating.contains(document))
+        guard !Self.repeating.contains(document) else { return }
         let read = try MSALDocument.read(bytes)
         let parsed = MSALDocument.records(of: try MSALDocument.parse(bytes))
         #expect(read.entries.map(\.id) == parsed.entries.map(\.id))
@@ -37,6 +39,32 @@ import Testing
 
     /// The documents of ``documents`` where a section or an entry's member repeats.
     static let repeating = Set(documents[6...8])
+
+    /// Each document with a repeated name, the byte offset of the name's second occurrence, the
+    /// name, and what the error says repeats.
+    static let repeatedNames: [(document: String, offset: Int, name: String, what: String)] = [
+        (documents[6], 39, "secret", #"a member name in an entry of section "RefreshToken""#),
+        (documents[7], 55, "AccessToken", "a section name"),
+        (documents[8], 95, "userAssertionHash", #"a member name in an entry of section "AppMetadata""#),
+        (#"{"AccessToken": {"a": {"secret": "1"}, "b": {}, "a": {"secret": "2"}}}"#, 48, "a", #"an entry's key in section "AccessToken""#),
+    ]
+
+    @Test(arguments: 0..<4) func repeatedNamesAreRefusedWithTheirByteOffset(example: Int) throws {
+        let (document, offset, name, what) = Self.repeatedNames[example]
+        let bytes = Array(document.utf8)
+        #expect(bytes[offset...].starts(with: Array("\"\(name)\"".utf8)))
+        for occupied in [false, true] {
+            let group = try Fixtures.group()
+            if occupied { try group.importMSAL(try Fixtures.vector("v2_two_accounts_two_tenants")) }
+            let before = try group.exportMSAL(includeSecrets: true)
+            let generation = group.generation
+            let thrown = #expect(throws: TokenCacheError.self) { try group.importMSAL(bytes) }
+            #expect(thrown?.code == .malformedCache)
+            #expect(thrown?.message.contains("repeats \(what) at byte \(offset) ") == true, "\(thrown?.message ?? "")")
+            #expect(try group.exportMSAL(includeSecrets: true) == before)
+            #expect(group.generation == generation)
+        }
+    }
 
     @Test(arguments: [
         "", " ", "[]", "1", #"{"AccessToken": []}"#, #"{"AccessToken": {"k": 1}}"#, #"{"AccessToken": {"k": {"secret": "1}}}"#,
