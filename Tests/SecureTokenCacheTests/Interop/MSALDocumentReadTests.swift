@@ -46,7 +46,10 @@ import Testing
         (documents[6], 39, "secret", #"a member name in an entry of section "RefreshToken""#),
         (documents[7], 55, "AccessToken", "a section name"),
         (documents[8], 95, "userAssertionHash", #"a member name in an entry of section "AppMetadata""#),
-        (#"{"AccessToken": {"a": {"secret": "1"}, "b": {}, "a": {"secret": "2"}}}"#, 48, "a", #"an entry's key in section "AccessToken""#),
+        (
+            #"{"AccessToken": {"a": {"secret": "1"}, "b": {}, "a": {"secret": "2"}}}"#, 48, "a",
+            #"an entry's key in section "AccessToken""#
+        ),
     ]
 
     @Test(arguments: 0..<4) func repeatedNamesAreRefusedWithTheirByteOffset(example: Int) throws {
