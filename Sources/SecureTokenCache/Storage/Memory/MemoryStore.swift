@@ -5,7 +5,13 @@ import Synchronization
 /// durable stores.
 final class MemoryStore: CacheStore {
     private struct State {
+        /// The records as of generation ``recordsGeneration``. The transactions of ``history``
+        /// after it are folded in when something needs every record (a load, a reader too far
+        /// behind, dropping history), not at each commit: an import of a whole group is then one
+        /// append, and the records of a group nobody reloads are held once, in the history.
         var records: [RecordID: Record] = [:]
+        /// The generation ``records`` is at: at least ``historyBase``, at most ``generation``.
+        var recordsGeneration: UInt64 = 0
         /// The latest committed transactions, in order; index `i` holds the changes of generation
         /// `historyBase + i + 1`. Older ones are dropped (a server commits for ever): a reader
         /// further behind reloads.
@@ -14,6 +20,28 @@ final class MemoryStore: CacheStore {
         var historyBase: UInt64 = 0
         /// The group's generation.
         var generation: UInt64 { historyBase + UInt64(history.count) }
+
+        /// Every record of the group now.
+        mutating func currentRecords() -> [Record] {
+            foldHistory()
+            return Array(records.values)
+        }
+
+        /// Brings ``records`` up to ``generation``.
+        mutating func foldHistory() {
+            let pending = history[Int(recordsGeneration - historyBase)...]
+            guard !pending.isEmpty else { return }
+            records.reserveCapacity(records.count + pending.reduce(0) { $0 + $1.count })
+            for changes in pending {
+                for change in changes {
+                    switch change {
+                    case .put(let record): records[record.id] = record
+                    case .delete(let id): records[id] = nil
+                    }
+                }
+            }
+            recordsGeneration = generation
+        }
     }
 
     /// How many transactions are kept for readers to replay.
@@ -43,37 +71,30 @@ final class MemoryStore: CacheStore {
 
     func load() throws -> ([Record], StoreCursor) {
         state.withLock { state in
-            (Array(state.records.values), StoreCursor(generation: state.generation, epoch: 0, position: 0))
+            (state.currentRecords(), StoreCursor(generation: state.generation, epoch: 0, position: 0))
         }
     }
 
     func update(since cursor: StoreCursor) throws -> StoreUpdate {
-        state.withLock { state in Self.update(of: state, since: cursor) }
+        state.withLock { state in Self.update(of: &state, since: cursor) }
     }
 
-    private static func update(of state: State, since cursor: StoreCursor) -> StoreUpdate {
+    private static func update(of state: inout State, since cursor: StoreCursor) -> StoreUpdate {
         let current = StoreCursor(generation: state.generation, epoch: 0, position: 0)
         guard cursor.generation < current.generation else { return .unchanged(current) }
-        guard cursor.generation >= state.historyBase else { return .reload(Array(state.records.values), current) }
+        guard cursor.generation >= state.historyBase else { return .reload(state.currentRecords(), current) }
         return .changes(Array(state.history[Int(cursor.generation - state.historyBase)...].joined()), current)
     }
 
     func transact(since cursor: StoreCursor, _ body: (StoreTransaction) throws -> [RecordChange]) throws -> StoreCursor {
         try state.withLock { state in
-            let changes = try body(StoreTransaction(update: Self.update(of: state, since: cursor), compacting: false))
+            let changes = try body(StoreTransaction(update: Self.update(of: &state, since: cursor), compacting: false))
             guard !changes.isEmpty else {
                 return StoreCursor(generation: state.generation, epoch: 0, position: 0)
             }
-            // An import puts a whole group at once: grown once, not once per doubling.
-            state.records.reserveCapacity(state.records.count + changes.count)
-            for change in changes {
-                switch change {
-                case .put(let record): state.records[record.id] = record
-                case .delete(let id): state.records[id] = nil
-                }
-            }
             state.history.append(changes)
             if state.history.count > Self.historyLimit {
+                state.foldHistory()
                 let dropped = state.history.count - Self.historyLimit / 2
                 state.history.removeFirst(dropped)
                 state.historyBase += UInt64(dropped)
