@@ -1,3 +1,4 @@
+import Dispatch
 import Glibc
 
 /// Gives the C heap's free pages back to the system after work that allocated and freed a lot
@@ -8,10 +9,12 @@ enum HeapTrim {
     /// Below this much transient work, what the heap keeps is not worth a walk of it.
     static let threshold = 8 << 20
 
-    /// Trims the heap if the work just done handled at least ``threshold`` bytes.
+    /// Trims the heap, on another thread, if the work just done handled at least ``threshold``
+    /// bytes: the caller does not wait for the walk of the heap, and a tool that exits right
+    /// after does not pay for it.
     static func after(handling bytes: Int) {
         guard bytes >= threshold, let trim = mallocTrim else { return }
-        _ = trim(0)
+        DispatchQueue.global(qos: .utility).async { _ = trim(0) }
     }
 
     /// glibc's `malloc_trim`, looked up once: other C libraries (musl) have none, and its header
