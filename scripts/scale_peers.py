@@ -170,6 +170,7 @@ CURVES = [
      ("≤", 0.5, (1_000, 10_000, 100_000))),
     ("statusProcess", "whole process: cachetool status on a file group vs python deserializing the file", "time",
      ("≥", 3, (100_000,))),
+    ("statusProcessPeak", "whole process: peak resident memory of the same (cachetool status vs python)", "bytes", None),
 ]
 
 
@@ -184,11 +185,22 @@ def fmt(value, unit):
     return "%.3g ns" % value
 
 
+def tick(value, unit):
+    """An axis label for a power of ten: SI for bytes (1 MB = 10^6 bytes), else as `fmt`."""
+    if unit != "bytes":
+        return fmt(value, unit)
+    for scale, suffix in ((1e9, "GB"), (1e6, "MB"), (1e3, "kB")):
+        if value >= scale:
+            return "%g %s" % (value / scale, suffix)
+    return "%g B" % value
+
+
 def table(figures, sizes):
     lines = ["| operation [cached access tokens] | msal-python | engine | ratio | target |", "|---|---|---|---|---|"]
     for op, what, unit, target in CURVES:
         for tokens in sizes:
-            peer = figures["python"].get(op, {}).get(str(tokens))
+            # msal-python's open of its cache is its deserialize.
+            peer = figures["python"].get("import" if op == "open" else op, {}).get(str(tokens))
             ours = figures["engine"].get(op, {}).get(str(tokens))
             if peer is None or ours is None:
                 continue
@@ -220,7 +232,7 @@ def table(figures, sizes):
 
 def svg(figures, sizes):
     """Small multiples, log-log: one panel per curve, the engine's line beside msal-python's."""
-    width, height, columns = 300, 220, 4
+    width, height, columns = 300, 220, 3
     rows = math.ceil(len(CURVES) / columns)
     left, right, top, bottom = 56, 12, 34, 34
     out = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="11">'
@@ -235,7 +247,8 @@ def svg(figures, sizes):
         ox, oy = (index % columns) * width, (index // columns) * height
         series = []
         for side, colour in (("engine", "#1f77b4"), ("python", "#d62728")):
-            points = [(tokens, figures[side].get(op, {}).get(str(tokens))) for tokens in sizes]
+            source = "import" if side == "python" and op == "open" else op
+            points = [(tokens, figures[side].get(source, {}).get(str(tokens))) for tokens in sizes]
             series.append((colour, [(t, v) for t, v in points if v]))
         values = [v for _, points in series for _, v in points]
         if not values:
@@ -253,7 +266,8 @@ def svg(figures, sizes):
 
         title = {"import": "import", "open": "open (file group)", "serialize": "export", "silentHit": "silent hit",
                  "miss": "miss", "accountsSolo": "accounts (one signed in)", "residentGrowth": "resident memory",
-                 "statusProcess": "cachetool status (process)"}[op]
+                 "statusProcess": "cachetool status (process)",
+                 "statusProcessPeak": "peak memory of that process"}[op]
         out.append('<text x="%d" y="%d" font-weight="bold">%s</text>' % (ox + left, oy + 18, title))
         out.append('<rect x="%d" y="%d" width="%d" height="%d" fill="none" stroke="#999"/>'
                    % (ox + left, oy + top, plot_w, plot_h))
@@ -261,8 +275,7 @@ def svg(figures, sizes):
             value = 10 ** decade
             out.append('<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#eee"/>'
                        % (ox + left, ox + left + plot_w, y(value), y(value)))
-            out.append('<text x="%d" y="%.1f" text-anchor="end">%s</text>'
-                       % (ox + left - 4, y(value) + 4, fmt(value, unit).replace(".0 MB", " MB")))
+            out.append('<text x="%d" y="%.1f" text-anchor="end">%s</text>' % (ox + left - 4, y(value) + 4, tick(value, unit)))
         for tokens in sizes:
             label = "%g" % tokens if tokens < 1000 else ("%gk" % (tokens / 1000) if tokens < 1e6 else "%gM" % (tokens / 1e6))
             out.append('<text x="%.1f" y="%d" text-anchor="middle">%s</text>' % (x(tokens), oy + top + plot_h + 14, label))
