@@ -95,6 +95,37 @@ struct EntryMap: Sendable {
         try changes.forEach { id, changed in if let changed { try body(id, changed.ordinal, changed.entry.members) } }
     }
 
+    /// Where every entry is held, by kind, each kind's in ordinal order (``held(_:)`` reads
+    /// each), and the bytes of the payloads held: for walking a large group in document order
+    /// (an export) without first copying every key and payload reference into a list.
+    func heldInOrder() -> (places: [CredentialKind: [HeldPlace]], payloadBytes: Int) {
+        var byKind: [CredentialKind: [(ordinal: UInt64, place: HeldPlace)]] = [:]
+        var payloadBytes = 0
+        for row in 0..<base.count where changes.isEmpty || changes[base.id(at: row)] == nil {
+            let filed = base.rows[row]
+            byKind[filed.id.kind, default: []].append((filed.ordinal, .base(Int32(row))))
+            if case .payload(let payload) = filed.source { payloadBytes += payload.count }
+        }
+        changes.forEach { _, changed in
+            if let changed { byKind[changed.id.kind, default: []].append((changed.ordinal, .changed(changed))) }
+        }
+        return (byKind.mapValues { $0.sorted { $0.ordinal < $1.ordinal }.map(\.place) }, payloadBytes)
+    }
+
+    /// Where ``heldInOrder()`` found an entry: a row of the base, or a change since.
+    enum HeldPlace {
+        case base(Int32)
+        case changed(StoredEntry)
+    }
+
+    /// The id and members as held of the entry at `place`.
+    func held(_ place: HeldPlace) -> (id: EntryID, members: EntryMembers) {
+        switch place {
+        case .base(let row): (base.id(at: Int(row)), base.members(at: Int(row)))
+        case .changed(let changed): (changed.id, changed.entry.members)
+        }
+    }
+
     /// Every entry, in no particular order.
     var values: [StoredEntry] {
         var values: [StoredEntry] = []

@@ -255,12 +255,7 @@ enum MSALDocument {
     ///
     /// - Parameter includeSecrets: when `false`, every `secret` member is left out.
     static func export(_ index: Index, includeSecrets: Bool = true) -> [UInt8] {
-        var byKind: [CredentialKind: [(key: String, ordinal: UInt64, members: EntryMembers)]] = [:]
-        var payloadBytes = 0
-        index.entries.forEachHeld { id, ordinal, members in
-            byKind[id.kind, default: []].append((key: id.key, ordinal: ordinal, members: members))
-            if case .payload(let payload) = members { payloadBytes += payload.count }
-        }
+        let (byKind, payloadBytes) = index.entries.heldInOrder()
         var names = index.sections
         for kind in CredentialKind.allCases.sorted() where byKind[kind] != nil {
             if !names.contains(where: { CredentialKind(sectionName: $0) == kind }) { names.append(kind.sectionName) }
@@ -280,6 +275,7 @@ enum MSALDocument {
         var output: [UInt8] = []
         // The layout adds about as many bytes as a payload holds: room for both, grown rarely.
         output.reserveCapacity(2 * payloadBytes + 4096)
+        HugePages.advise(&output)
         var nextSection = sections.makeIterator()
         JSONWriter.writeContainer(count: sections.count, brackets: ("{", "}"), style: style, level: 0, into: &output) { output in
             let (name, kind) = nextSection.next()!
@@ -288,12 +284,12 @@ enum MSALDocument {
                 JSONWriter.write(index.unknownSections[name]!, style: style, level: 1, into: &output)
                 return
             }
-            let entries = (byKind[kind] ?? []).sorted { $0.ordinal < $1.ordinal }
-            var next = entries.makeIterator()
-            JSONWriter.writeContainer(count: entries.count, brackets: ("{", "}"), style: style, level: 1, into: &output) {
+            let places = byKind[kind] ?? []
+            var next = places.makeIterator()
+            JSONWriter.writeContainer(count: places.count, brackets: ("{", "}"), style: style, level: 1, into: &output) {
                 output in
-                let entry = next.next()!
-                JSONWriter.writeName(entry.key, style: style, into: &output)
+                let entry = index.entries.held(next.next()!)
+                JSONWriter.writeName(entry.id.key, style: style, into: &output)
                 switch entry.members {
                 case .payload(let payload):
                     EntryPayload.writeObject(payload, style: style, level: 2, omitting: omitted, into: &output)
