@@ -38,8 +38,8 @@ def resident_bytes():
 
 
 def repeats_at(tokens):
-    """Samples of a whole-cache operation: fewer as the cache grows (one import of a million
-    tokens is seconds). PeerCompare's scale-point takes the same number."""
+    """Samples of a whole-cache operation: fewer as the cache grows (the largest imports are
+    long). PeerCompare's scale-point takes the same number."""
     return 7 if tokens <= 10_000 else 3 if tokens <= 100_000 else 1
 
 
@@ -90,7 +90,7 @@ def point(path, tokens):
         assert next(cache.search(peers.AT, target=peers.MISS, query=q), None) is None
 
     solo = peers.app_for(peers.SOLO_CLIENT, cache, http)
-    # A scan of the whole cache is seconds at the largest sizes: fewer loops there.
+    # A scan of the whole cache is long at the largest sizes: fewer loops there.
     scans = 7 if tokens <= 100_000 else 3
     results["silentHit"] = peers.loop(silent, 7)
     results["miss"] = peers.loop(miss, scans)

@@ -15,7 +15,7 @@ func measureScalePoint(path: String, tokens: Int) async throws {
     // runtime's.
     try CacheGroup(inMemory: "stc-scale-warm-up").importMSAL(Workload(accessTokens: 10).json)
     let baseline = residentBytes()
-    // Fewer samples as a cache grows: at a million tokens one import is seconds.
+    // Fewer samples as a cache grows: the largest imports are long.
     let repeats = tokens <= 10_000 ? 7 : tokens <= 100_000 ? 3 : 1
     var group: CacheGroup?
     var document = Array(try Data(contentsOf: URL(fileURLWithPath: path)))

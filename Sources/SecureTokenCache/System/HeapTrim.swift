@@ -3,8 +3,8 @@ import Glibc
 
 /// Gives the C heap's free pages back to the system after work that allocated and freed a lot
 /// at once: importing a large document or opening a large group. glibc keeps what is freed for
-/// reuse, so without this a process that imported a 100 MB document would keep the import's
-/// peak resident for as long as it runs, though the group it holds needs a fraction of it.
+/// reuse, so without this a process that imported a large document would keep the import's peak
+/// resident for as long as it runs, though the group it holds needs a fraction of it.
 enum HeapTrim {
     /// Below this much transient work, what the heap keeps is not worth a walk of it.
     static let threshold = 8 << 20

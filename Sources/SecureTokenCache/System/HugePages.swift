@@ -1,8 +1,8 @@
 import Glibc
 
 /// Asks the kernel to back a large buffer with huge pages where it can: the first write to each
-/// page of a fresh 100 MB buffer otherwise takes a fault per 4 kB, which costs an export of a
-/// large group about as much as writing it.
+/// 4 kB page of a large fresh buffer otherwise takes a fault of its own, which costs an export of
+/// a large group about as much as writing it.
 enum HugePages {
     /// Below this capacity, faults cost little and the buffer may come from reused heap memory.
     static let threshold = 32 << 20
