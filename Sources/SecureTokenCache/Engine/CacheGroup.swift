@@ -109,7 +109,7 @@ public final class CacheGroup: Sendable {
         let (records, cursor) = try store.load()
         current = Mutex(Snapshot(index: try RecordCodec.build(records), cursor: cursor))
         // A large open decrypts and decodes every record into buffers it then frees.
-        HeapTrim.after(handling: records.count >= 4_096 ? records.reduce(0) { $0 + $1.payload.count } : 0)
+        HeapTrim.after(handling: records.reduce(0) { $0 + $1.payload.count })
         if partial != nil { bound?.noteGrowth(Self.bytesPut(by: .reload(records, cursor))) }
     }
 
@@ -589,20 +589,17 @@ public final class CacheGroup: Sendable {
     /// nothing.
     @discardableResult
     public func importMSAL(_ json: some Collection<UInt8>) throws -> Int {
-        let imported = try {
-            let document = try MSALDocument.read(json)
-            return try write { transaction in
-                let imported = MSALDocument.merge(document, into: &transaction)
-                // Fewer than were read: a section repeats a key. Nothing is filed; say where.
-                if imported < document.entries.count {
-                    try json.withContiguousStorageIfAvailable(MSALDocument.checkNoRepeatedName)
-                        ?? Array(json).withUnsafeBufferPointer(MSALDocument.checkNoRepeatedName)
-                }
-                return imported
+        defer { HeapTrim.after(handling: json.count) }
+        let document = try MSALDocument.read(json)
+        return try write { transaction in
+            let imported = MSALDocument.merge(document, into: &transaction)
+            // Fewer than were read: a section repeats a key. Nothing is filed; say where.
+            if imported < document.entries.count {
+                try json.withContiguousStorageIfAvailable(MSALDocument.checkNoRepeatedName)
+                    ?? Array(json).withUnsafeBufferPointer(MSALDocument.checkNoRepeatedName)
             }
-        }()
-        HeapTrim.after(handling: json.count)
-        return imported
+            return imported
+        }
     }
 
     /// The group as an MSAL JSON cache, byte for byte what msal-python 1.39.0's `serialize()`

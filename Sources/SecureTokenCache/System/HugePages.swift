@@ -10,6 +10,7 @@ enum HugePages {
     /// Advises huge pages for the whole 2 MB pages inside `buffer`'s capacity.
     static func advise(_ buffer: inout [UInt8]) {
         guard buffer.isEmpty, buffer.capacity >= threshold else { return }
+        // An empty array need not show its storage's address: one element makes it.
         buffer.append(0)
         let base = buffer.withUnsafeMutableBufferPointer { UInt(bitPattern: $0.baseAddress) }
         buffer.removeAll(keepingCapacity: true)
