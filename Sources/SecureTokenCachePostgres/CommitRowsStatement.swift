@@ -11,31 +11,51 @@ import SecureTokenCache
 /// the partitions of the rows the first part returns. A prepared statement: parsed once per
 /// connection; no value changes its plan, so PostgreSQL keeps one after the first few runs.
 struct CommitRowsStatement: PostgresPreparedStatement {
+    static let sql = query(ifStillAt: false)
+
     // A row of no partition and one without an expiry travel as an empty name and a 0: a bytea
     // array cannot carry NULL here. A deletion row keeps the partition its record was written
     // with. The announcement names the partitions unless a row of no partition or more than
     // $9 partitions were touched.
-    static let sql = """
-        WITH r AS (
-            INSERT INTO stc_rows (group_id, name, version, deleted, sealed, part, expires_at)
-            SELECT $1, n, $2, d, s, NULLIF(p, ''::bytea), NULLIF(e, 0)
-            FROM unnest($4::bytea[], $5::boolean[], $6::bytea[], $7::bytea[], $8::bigint[]) AS r(n, d, s, p, e)
-            ON CONFLICT (group_id, name) DO UPDATE
-            SET version = excluded.version, deleted = excluded.deleted, sealed = excluded.sealed,
-                part = COALESCE(excluded.part, stc_rows.part), expires_at = excluded.expires_at
-            RETURNING part
-        ), w AS (
-            INSERT INTO stc_parts (group_id, part, written_at)
-            SELECT $1, p, extract(epoch FROM now())::bigint FROM unnest($10::bytea[]) AS t(p)
-            ON CONFLICT (group_id, part) DO UPDATE SET written_at = excluded.written_at
-        ), g AS (
-            UPDATE stc_groups SET generation = $2, horizon = $3 WHERE id = $1
-        )
-        SELECT pg_notify($11, $12::text || CASE
-            WHEN bool_or(part IS NULL) OR count(DISTINCT part) > $9 THEN ''
-            ELSE ':' || COALESCE(string_agg(DISTINCT encode(part, 'hex'), ','), '') END)
-        FROM r
-        """
+    private static func query(ifStillAt: Bool) -> String {
+        // The conditional form moves the head only from the generation before the commit's, in
+        // the reader's epoch; the other parts write only when it did (they read its output, so
+        // PostgreSQL runs it first), and the statement hands the new head back, or nothing.
+        let (head, onlyIfMoved) =
+            ifStillAt
+            ? (
+                """
+                UPDATE stc_groups SET generation = $2 WHERE id = $1 AND generation = $2 - 1 AND epoch = $13
+                    RETURNING header, epoch, generation, horizon
+                """, " WHERE EXISTS (SELECT FROM g)"
+            )
+            : ("UPDATE stc_groups SET generation = $2, horizon = $3 WHERE id = $1", "")
+        let announce = """
+            pg_notify($11, $12::text || CASE
+                WHEN bool_or(part IS NULL) OR count(DISTINCT part) > $9 THEN ''
+                ELSE ':' || COALESCE(string_agg(DISTINCT encode(part, 'hex'), ','), '') END)
+            """
+        return """
+            WITH g AS (
+                \(head)
+            ), r AS (
+                INSERT INTO stc_rows (group_id, name, version, deleted, sealed, part, expires_at)
+                SELECT $1, n, $2, d, s, NULLIF(p, ''::bytea), NULLIF(e, 0)
+                FROM unnest($4::bytea[], $5::boolean[], $6::bytea[], $7::bytea[], $8::bigint[]) AS r(n, d, s, p, e)\(onlyIfMoved)
+                ON CONFLICT (group_id, name) DO UPDATE
+                SET version = excluded.version, deleted = excluded.deleted, sealed = excluded.sealed,
+                    part = COALESCE(excluded.part, stc_rows.part), expires_at = excluded.expires_at
+                RETURNING part
+            ), w AS (
+                INSERT INTO stc_parts (group_id, part, written_at)
+                SELECT $1, p, extract(epoch FROM now())::bigint FROM unnest($10::bytea[]) AS t(p)\(onlyIfMoved)
+                ON CONFLICT (group_id, part) DO UPDATE SET written_at = excluded.written_at
+            )
+            """
+            + (ifStillAt
+                ? "SELECT g.header, g.epoch, g.generation, g.horizon, (SELECT \(announce) FROM r)::text FROM g"
+                : "SELECT \(announce) FROM r")
+    }
 
     typealias Row = Void
 
@@ -55,7 +75,7 @@ struct CommitRowsStatement: PostgresPreparedStatement {
     var announcing: String
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 12)
+        var bindings = PostgresBindings(capacity: 13)
         bindings.append(ByteBuffer(bytes: group))
         bindings.append(version)
         bindings.append(horizon)
@@ -72,4 +92,26 @@ struct CommitRowsStatement: PostgresPreparedStatement {
     }
 
     func decodeRow(_ row: PostgresRow) throws {}
+
+    /// The same commit, made without a transaction around it and only if the group is still at
+    /// the generation before ``CommitRowsStatement/version`` in `epoch`: a writer that knows of no
+    /// commit since its last read writes in one round trip, holding no lock while it waits. The
+    /// horizon stays as it is. Its one row is the group's head after it; no row means another
+    /// commit came first and nothing was written.
+    struct IfStillAt: PostgresPreparedStatement {
+        static let sql = CommitRowsStatement.query(ifStillAt: true)
+
+        typealias Row = (ByteBuffer, Int64, Int64, Int64, String?)
+
+        var commit: CommitRowsStatement
+        var epoch: UInt64
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = try commit.makeBindings()
+            bindings.append(Int64(bitPattern: epoch))
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+    }
 }

@@ -10,6 +10,8 @@ struct PostgresMetrics: Sendable {
     let roundTrips: Timer
     /// Commits of this process.
     let commits: Counter
+    /// Writes that found another instance's commit first and ran again after it.
+    let conflicts: Counter
     /// Commits of any instance this process heard of (`NOTIFY`), its own included.
     let notifications: Counter
     /// Times the listening connection was lost and is being made again.
@@ -22,6 +24,7 @@ struct PostgresMetrics: Sendable {
         let dimensions = [("database", database)]
         roundTrips = Timer(label: "securetokencache_database_round_trips", dimensions: dimensions)
         commits = Counter(label: "securetokencache_database_commits", dimensions: dimensions)
+        conflicts = Counter(label: "securetokencache_database_conflicts", dimensions: dimensions)
         notifications = Counter(label: "securetokencache_database_notifications", dimensions: dimensions)
         reconnects = Counter(label: "securetokencache_database_reconnects", dimensions: dimensions)
         outages = Counter(label: "securetokencache_database_outages", dimensions: dimensions)

@@ -232,11 +232,12 @@ final class PostgresRowDatabase: RowDatabase {
         // writes: the transaction waits for it (``CommitExchange``).
         let exchange = CommitExchange()
         let timeout = configuration.timeout
-        let task = Task(executorPreference: thread) { [client, logger] in
+        let task = Task(executorPreference: thread) { [client, logger, metrics] in
             let outcome = await DatabaseThread.result {
                 try await client.withTransaction(logger: logger) { connection -> RowGroupHead in
                     let (head, rows) = try await Self.lockedRows(
-                        of: group, epoch: epoch, after: version, selection: selection, on: connection, logger: logger)
+                        of: group, epoch: epoch, after: version, selection: selection, on: connection, metrics: metrics,
+                        logger: logger)
                     guard let commit = await exchange.offer(head, rows), !commit.rows.isEmpty || !commit.forgetting.isEmpty else {
                         throw CommitExchange.NothingToWrite(head: head)
                     }
@@ -282,6 +283,27 @@ final class PostgresRowDatabase: RowDatabase {
         answered()
         if after.generation != head.generation { metrics.commits.increment() }
         return after
+    }
+
+    func commit(_ group: [UInt8], epoch: UInt64, ifStillAt version: UInt64, rows: [SealedRow]) throws -> RowGroupHead? {
+        let statement = CommitRowsStatement.IfStillAt(
+            commit: Self.commitStatement(rows, to: group, version: version + 1, horizon: 0), epoch: epoch)
+        let head = try call("committing a write") { client, logger -> RowGroupHead? in
+            var head: RowGroupHead? = nil
+            for try await (header, epoch, generation, horizon, _) in try await client.execute(statement, logger: logger) {
+                head = RowGroupHead(
+                    header: Array(header.readableBytesView), epoch: UInt64(bitPattern: epoch), generation: UInt64(generation),
+                    horizon: UInt64(horizon))
+            }
+            return head
+        }
+        if head == nil {
+            metrics.conflicts.increment()
+            logger.debug("another commit came first; the write runs again after it")
+        } else {
+            metrics.commits.increment()
+        }
+        return head
     }
 
     func lock(_ id: Int64, timeout: Duration) async throws -> @Sendable () async -> Void {
@@ -437,7 +459,7 @@ final class PostgresRowDatabase: RowDatabase {
     /// the rows again, read after the lock.
     private static func lockedRows(
         of group: [UInt8], epoch: UInt64, after version: UInt64, selection: RowSelection, on connection: PostgresConnection,
-        logger: Logger
+        metrics: PostgresMetrics, logger: Logger
     ) async throws -> (RowGroupHead, [SealedRow]) {
         if version > 0 {
             let (head, rows, complete) = try await GroupChangesStatement(
@@ -446,6 +468,7 @@ final class PostgresRowDatabase: RowDatabase {
             .runLocking(on: connection, logger: logger)
             guard let head else { throw headGone }
             if complete, head.epoch == epoch, version >= head.horizon { return (head, rows) }
+            if !complete { metrics.conflicts.increment() }
         }
         return try await rows(
             of: group, epoch: epoch, after: version, selection: selection, on: connection, locking: true, logger: logger)
@@ -477,10 +500,7 @@ final class PostgresRowDatabase: RowDatabase {
         var after = head
         after.generation += 1
         if let horizon = commit.sweepingDeletionsThrough, horizon > head.horizon { after.horizon = horizon }
-        let statement = CommitRowsStatement(
-            group: group, version: Int64(after.generation), horizon: Int64(after.horizon), rows: commit.rows,
-            announcedPartitions: Int64(announcedPartitions), channel: channel,
-            announcing: hex(group) + ":" + String(after.generation))
+        let statement = commitStatement(commit.rows, to: group, version: after.generation, horizon: after.horizon)
         for try await _ in try await connection.execute(statement, logger: logger) {}
         if !commit.forgetting.isEmpty {
             let forgotten = commit.forgetting.map { ByteBuffer(bytes: $0) }
@@ -494,6 +514,15 @@ final class PostgresRowDatabase: RowDatabase {
                 "DELETE FROM stc_rows WHERE group_id = \(id) AND deleted AND version <= \(Int64(after.horizon))", logger: logger)
         }
         return after
+    }
+
+    /// The statement that writes `rows` to `group` at `version`, leaving the horizon at `horizon`.
+    private static func commitStatement(_ rows: [SealedRow], to group: [UInt8], version: UInt64, horizon: UInt64)
+        -> CommitRowsStatement
+    {
+        CommitRowsStatement(
+            group: group, version: Int64(version), horizon: Int64(horizon), rows: rows,
+            announcedPartitions: Int64(announcedPartitions), channel: channel, announcing: hex(group) + ":" + String(version))
     }
 
     /// `<group>:<generation>`, then `:` and the partitions the commit touched (comma-separated,

@@ -507,6 +507,8 @@ public final class CacheGroup: Sendable {
             let start = current.withLock { $0 }
             var caughtUp: Snapshot?
             var written: Index?
+            // Counted once the commit is made: a store may run the body again on newer rows.
+            var growth = 0
             do {
                 let cursor = try store.transact(since: start.cursor) { storeTransaction in
                     var index = start.index
@@ -522,14 +524,13 @@ public final class CacheGroup: Sendable {
                         touched = Self.partitionKeys(putBy: transaction)
                         let missing = touched.filter { !partial.keeps($0) }
                         guard missing.isEmpty else { throw PartitionsNotKept(keys: Array(missing)) }
-                        bound?.noteGrowth(
-                            transaction.changes.reduce(0) {
-                                if case .put(let record) = $1 {
-                                    $0 + CacheBound.cost(payloadBytes: record.payload.count)
-                                } else {
-                                    $0
-                                }
-                            })
+                        growth = transaction.changes.reduce(0) {
+                            if case .put(let record) = $1 {
+                                $0 + CacheBound.cost(payloadBytes: record.payload.count)
+                            } else {
+                                $0
+                            }
+                        }
                     } else if let bound {
                         let settled = bound.settle(
                             &transaction, before: index, generation: storeTransaction.update.cursor.generation, now: clock())
@@ -543,6 +544,7 @@ public final class CacheGroup: Sendable {
                     written = transaction.index
                     return transaction.recordChanges
                 }
+                if growth > 0 { bound?.noteGrowth(growth) }
                 bound?.committed(at: cursor.generation)
                 if let written { publish(Snapshot(index: written, cursor: cursor)) }
             } catch {

@@ -47,6 +47,12 @@ package protocol RowDatabase: AnyObject, Sendable {
         _ body: (RowGroupHead, [SealedRow]) throws -> RowCommit
     ) throws -> RowGroupHead
 
+    /// Writes `rows`, as ``commit(_:epoch:after:selection:_:)`` would, at version `version + 1`,
+    /// only if the group is still at generation `version` in epoch `epoch`: one round trip, with
+    /// no lock held between a read and the write. Returns the head after it, or `nil` when
+    /// another commit came first (then nothing was written). The horizon stays as it is.
+    func commit(_ group: [UInt8], epoch: UInt64, ifStillAt version: UInt64, rows: [SealedRow]) throws -> RowGroupHead?
+
     /// What a sweep may delete, read in one snapshot: the group's live rows that expired before
     /// `now` and the live rows of the partitions last written before `idleBefore` (`nil`: none),
     /// at most `limit` rows in all, and those partitions; with the generation they were read at.

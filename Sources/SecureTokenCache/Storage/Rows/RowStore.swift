@@ -155,6 +155,7 @@ final class RowStore: CacheStore, PartialStore {
     static let historyKept: UInt64 = 1024
 
     func transact(since cursor: StoreCursor, _ body: (StoreTransaction) throws -> [RecordChange]) throws -> StoreCursor {
+        if let committed = try transactIfStill(at: cursor, body) { return committed }
         let before = currentGeneration()
         let head = try database.commit(group, epoch: cursor.epoch, after: cursor.position, selection: selection()) {
             head, rows in
@@ -176,6 +177,34 @@ final class RowStore: CacheStore, PartialStore {
                 }
             }
         }
+        return self.cursor(head, seen: head.generation)
+    }
+
+    /// ``transact(since:_:)`` in one round trip, when the process heard of no commit after the one
+    /// `cursor` was read at: `body` runs on what the process holds, and its rows are written only
+    /// if the group is still there (a transaction that writes nothing only reads the head). `nil`
+    /// when another commit came first: then nothing was written, and the transaction runs again
+    /// on what that commit changed, holding the group's head.
+    ///
+    /// A commit that sweeps (every ``sweepInterval``) takes the long way, which moves the horizon.
+    private func transactIfStill(at cursor: StoreCursor, _ body: (StoreTransaction) throws -> [RecordChange]) throws
+        -> StoreCursor?
+    {
+        let version = cursor.position + 1
+        guard cursor.position > 0, watch.current == cursor.position, version % Self.sweepInterval != 0 else { return nil }
+        let before = currentGeneration()
+        let known = RowGroupHead(header: [], epoch: cursor.epoch, generation: cursor.position)
+        let changes = try body(StoreTransaction(update: try update(known, [], since: cursor, seen: before), compacting: false))
+        guard !changes.isEmpty else {
+            guard let head = try database.head(of: group), head.epoch == cursor.epoch, head.generation == cursor.position
+            else { return nil }
+            return self.cursor(head, seen: before)
+        }
+        guard
+            let head = try database.commit(group, epoch: cursor.epoch, ifStillAt: cursor.position, rows: seal(changes, at: version))
+        else { return nil }
+        watch.advance(to: head.generation)
+        residency?.advance(to: head.generation)
         return self.cursor(head, seen: head.generation)
     }
 
