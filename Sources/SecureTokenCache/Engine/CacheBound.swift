@@ -58,10 +58,10 @@ final class CacheBound: Sendable {
         let identity = entry.storageIdentity
         state.withLock { state in
             state.tick &+= 1
-            if state.used[identity] != nil {
-                state.used[identity]!.tick = state.tick
-            } else if case .payload(let payload) = entry.members {
-                state.used[identity] = Use(tick: state.tick, bytes: Self.cost(payloadBytes: payload.count))
+            let tick = state.tick
+            // One hash lookup for an entry already counted, the usual case.
+            if (state.used[identity]?.tick = tick) == nil, case .payload(let payload) = entry.members {
+                state.used[identity] = Use(tick: tick, bytes: Self.cost(payloadBytes: payload.count))
             }
         }
     }

@@ -55,16 +55,17 @@ public final class TokenCache: Sendable {
         -> AccessTokenBucket
     {
         let environment = authority?.environment ?? account.environment
-        let realm: String
+        let realm: HashedString
         if let override {
-            realm = override
+            realm = HashedString(override)
         } else if let authority, !authority.isMultiTenant {
-            realm = index.tenantAliases.isEmpty ? authority.tenant : index.tenantAliases[authority.tenant] ?? authority.tenant
+            realm = HashedString(
+                index.tenantAliases.isEmpty ? authority.tenant : index.tenantAliases[authority.tenant] ?? authority.tenant)
         } else {
-            realm = account.homeAccountId.normalisedTenantId ?? account.realm.lowercased()
+            realm = account.homeAccountId.tenantKey ?? HashedString(account.realm.lowercased())
         }
         return AccessTokenBucket(
-            account: account.homeAccountId.key, environment: environment.groupKey, realm: HashedString(realm), client: clientKey,
+            account: account.homeAccountId.key, environment: environment.groupKey, realm: realm, client: clientKey,
             tokenType: tokenType == "Bearer" ? .bearer : HashedString(tokenType.lowercased()), extCacheKey: .empty
         )
     }
@@ -109,7 +110,9 @@ public final class TokenCache: Sendable {
             generation: generation, scopes: scopes, homeAccount: account.homeAccountId.normalised,
             environment: account.environment.group, realm: account.realm, authority: authority?.url,
             tokenType: tokenType, token: found.token)
-        lastHit.withLock { $0 = hit }
+        // Swapped in under the lock; the answer it replaces is freed after it.
+        var replaced: LastHit? = hit
+        lastHit.withLock { swap(&$0, &replaced) }
         return found
     }
 
@@ -126,7 +129,10 @@ public final class TokenCache: Sendable {
     /// process bumps it), the question and the clock; and as time passes the set of unexpired
     /// tokens only shrinks, so the remembered token (the longest-lived match) stays the answer
     /// for as long as it is unexpired itself.
-    struct LastHit: Sendable {
+    ///
+    /// A class, so that remembering a new answer, on every lookup that is not the last one
+    /// again, moves one reference instead of copying each part.
+    final class LastHit: Sendable {
         let generation: UInt64
         let scopes: Scopes
         /// What of the account and authority the lookup reads (an authority is its URL).
@@ -136,6 +142,20 @@ public final class TokenCache: Sendable {
         let authority: String?
         let tokenType: String
         let token: AccessToken
+
+        init(
+            generation: UInt64, scopes: Scopes, homeAccount: String, environment: String, realm: String, authority: String?,
+            tokenType: String, token: AccessToken
+        ) {
+            self.generation = generation
+            self.scopes = scopes
+            self.homeAccount = homeAccount
+            self.environment = environment
+            self.realm = realm
+            self.authority = authority
+            self.tokenType = tokenType
+            self.token = token
+        }
 
         /// Whether this is the answer to that question on a group at `generation`.
         func answers(_ generation: UInt64, _ scopes: Scopes, _ account: Account, _ authority: Authority?, _ tokenType: String)

@@ -9,12 +9,14 @@ public struct HomeAccountId: Sendable, Hashable, CustomStringConvertible {
         let rawValue: String
         let key: HashedString
         let normalisedTenantId: String?
+        let tenantKey: HashedString?
 
         init(_ rawValue: String) {
             self.rawValue = rawValue
             let normalised = rawValue.asciiLowercased
             key = HashedString(normalised)
             normalisedTenantId = normalised.suffix(afterLast: UInt8(ascii: ".")).flatMap { $0.isEmpty ? nil : String($0) }
+            tenantKey = normalisedTenantId.map(HashedString.init)
         }
     }
 
@@ -28,6 +30,8 @@ public struct HomeAccountId: Sendable, Hashable, CustomStringConvertible {
     var key: HashedString { storage.key }
     /// The home tenant id, lower-cased, computed once.
     var normalisedTenantId: String? { storage.normalisedTenantId }
+    /// ``normalisedTenantId`` with its hash: the realm a lookup in the home tenant reads.
+    var tenantKey: HashedString? { storage.tenantKey }
 
     /// An identifier from its stored form.
     public init(_ rawValue: String) {
