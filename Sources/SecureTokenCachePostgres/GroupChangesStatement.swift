@@ -8,7 +8,9 @@ import SecureTokenCache
 /// One statement is one snapshot in PostgreSQL, so it needs no transaction around it, and it is a
 /// prepared statement (parsed and planned once per connection): a lookup that misses in memory
 /// waits for this one round trip. The head's columns repeat on every row (all `NULL` row columns
-/// when there is no row); no row at all means the group has no head.
+/// when there is no row); no row at all means the group has no head. The changes are bounded by
+/// the head's generation, which no row's version passes, so that the plan made once for every
+/// version reads them through the version index.
 struct GroupChangesStatement: PostgresPreparedStatement {
     static let sql = query(locking: false)
 
@@ -22,7 +24,7 @@ struct GroupChangesStatement: PostgresPreparedStatement {
              WHERE group_id = $1 AND version <= $2 AND NOT deleted AND part = ANY($3))
             UNION ALL
             (SELECT name, version, deleted, sealed, part FROM stc_rows
-             WHERE group_id = $1 AND version > $2 ORDER BY version)
+             WHERE group_id = $1 AND version > $2 AND version <= g.generation ORDER BY version)
         ) r ON true
         WHERE g.id = $1
         """ + (locking ? " FOR UPDATE OF g" : "")

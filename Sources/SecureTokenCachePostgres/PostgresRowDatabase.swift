@@ -61,11 +61,13 @@ final class PostgresRowDatabase: RowDatabase {
         // the server closed is dropped by the pool as the listener's is.
         options.keepAliveBehavior = nil
         options.minimumConnections = min(Self.steadyConnections, options.maximumConnections - 1)
-        // PostgreSQL keeps choosing each prepared statement's plan for its values: a plan made
-        // without them cannot see how few rows a version or a list of partitions selects, and
-        // reads a large group's rows at large. A generic plan's high estimate would also have it
-        // compile the plan (JIT), which only long queries repay, so JIT is off.
-        options.additionalStartupParameters = [("jit", "off")]
+        // Every statement runs on a plan made once per connection (generic), not planned again
+        // for each call's values: planning the read of a partition load took longer than running
+        // it. A generic plan cannot see how few rows a version range selects, so every range on
+        // versions is bounded on both sides (PostgreSQL then estimates a narrow range and uses the
+        // index); a plan's estimates would otherwise have it compile the plan (JIT), which only
+        // long queries repay, so JIT is off too.
+        options.additionalStartupParameters = [("jit", "off"), ("plan_cache_mode", "force_generic_plan")]
         var clientConfiguration = try Self.clientConfiguration(configuration)
         clientConfiguration.options = options
         let client = PostgresClient(configuration: clientConfiguration, backgroundLogger: logger)
@@ -189,7 +191,7 @@ final class PostgresRowDatabase: RowDatabase {
                         connection.query(
                             """
                             SELECT name, version, deleted, sealed, part FROM stc_rows
-                            WHERE group_id = \(id) AND NOT deleted AND expires_at < \(now) LIMIT \(limit)
+                            WHERE group_id = \(id) AND NOT deleted AND expires_at < \(now) ORDER BY expires_at LIMIT \(limit)
                             """, logger: logger))
                     var idle: [[UInt8]] = []
                     if let idleBefore, rows.count < limit {
@@ -436,7 +438,7 @@ final class PostgresRowDatabase: RowDatabase {
         case (false, _) where selection.loading.isEmpty:
             query = """
                 SELECT name, version, deleted, sealed, part FROM stc_rows WHERE group_id = \(id) AND version > \(Int64(version))
-                ORDER BY version
+                AND version <= \(Int64(head.generation)) ORDER BY version
                 """
         case (false, _):
             // The partitions loaded whole first, then what changed, in commit order: a row is in
@@ -447,7 +449,7 @@ final class PostgresRowDatabase: RowDatabase {
                 AND NOT deleted AND part = ANY(\(parts)))
                 UNION ALL
                 (SELECT name, version, deleted, sealed, part FROM stc_rows WHERE group_id = \(id) AND version > \(Int64(version))
-                ORDER BY version)
+                AND version <= \(Int64(head.generation)) ORDER BY version)
                 """
         }
         return (head, try await decodeRows(connection.query(query, logger: logger)))
@@ -511,7 +513,10 @@ final class PostgresRowDatabase: RowDatabase {
             // Bounded: the deletions of the commits since the last sweep. After the rows: a
             // deletion row this commit wrote over is a live row at the new version now.
             try await connection.query(
-                "DELETE FROM stc_rows WHERE group_id = \(id) AND deleted AND version <= \(Int64(after.horizon))", logger: logger)
+                """
+                DELETE FROM stc_rows WHERE group_id = \(id) AND deleted
+                AND version > \(Int64(head.horizon)) AND version <= \(Int64(after.horizon))
+                """, logger: logger)
         }
         return after
     }

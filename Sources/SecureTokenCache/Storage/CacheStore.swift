@@ -23,7 +23,10 @@
 ///   the body every change since the caller's cursor, persists the body's changes as one
 ///   transaction, bumps the generation once, and returns the cursor after the commit. If the body
 ///   or the persistence throws, nothing is written and the generation does not move. A body that
-///   returns no change commits nothing.
+///   returns no change commits nothing. A store may run the body more than once (``RowStore``
+///   first tries on what the process holds and runs it again on what another process committed
+///   meanwhile): only the run whose changes are committed counts, so a body changes nothing
+///   outside what it returns.
 /// - **Crash mid-commit.** A process killed at any point of a commit leaves the group at the
 ///   transaction before or the one it was writing, whole; the lock is released by the kernel or
 ///   taken over; a transaction whose ``transact(since:_:)`` returned is never lost.
