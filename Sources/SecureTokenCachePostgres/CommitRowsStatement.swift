@@ -35,6 +35,10 @@ struct CommitRowsStatement: PostgresPreparedStatement {
                 WHEN bool_or(part IS NULL) OR count(DISTINCT part) > $9 THEN ''
                 ELSE ':' || COALESCE(string_agg(DISTINCT encode(part, 'hex'), ','), '') END)
             """
+        let result =
+            ifStillAt
+            ? "SELECT g.header, g.epoch, g.generation, g.horizon, (SELECT \(announce) FROM r)::text FROM g"
+            : "SELECT \(announce) FROM r"
         return """
             WITH g AS (
                 \(head)
@@ -51,10 +55,8 @@ struct CommitRowsStatement: PostgresPreparedStatement {
                 SELECT $1, p, extract(epoch FROM now())::bigint FROM unnest($10::bytea[]) AS t(p)\(onlyIfMoved)
                 ON CONFLICT (group_id, part) DO UPDATE SET written_at = excluded.written_at
             )
+            \(result)
             """
-            + (ifStillAt
-                ? "SELECT g.header, g.epoch, g.generation, g.horizon, (SELECT \(announce) FROM r)::text FROM g"
-                : "SELECT \(announce) FROM r")
     }
 
     typealias Row = Void

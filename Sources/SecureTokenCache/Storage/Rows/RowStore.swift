@@ -201,7 +201,8 @@ final class RowStore: CacheStore, PartialStore {
             return self.cursor(head, seen: before)
         }
         guard
-            let head = try database.commit(group, epoch: cursor.epoch, ifStillAt: cursor.position, rows: seal(changes, at: version))
+            let head = try database.commit(
+                group, epoch: cursor.epoch, ifStillAt: cursor.position, rows: seal(changes, at: version))
         else { return nil }
         watch.advance(to: head.generation)
         residency?.advance(to: head.generation)

@@ -241,8 +241,12 @@
             #expect(try database.commit(group, epoch: head.epoch, ifStillAt: head.generation - 1, rows: [row("old")]) == nil)
             #expect(try database.commit(group, epoch: head.epoch &+ 1, ifStillAt: head.generation, rows: [row("epoch")]) == nil)
             #expect(try database.head(of: group) == head)
-            let after = try #require(try database.commit(group, epoch: head.epoch, ifStillAt: head.generation, rows: [row("new")]))
-            #expect(after == RowGroupHead(header: head.header, epoch: head.epoch, generation: head.generation + 1, horizon: head.horizon))
+            let after = try #require(
+                try database.commit(group, epoch: head.epoch, ifStillAt: head.generation, rows: [row("new")]))
+            #expect(
+                after
+                    == RowGroupHead(
+                        header: head.header, epoch: head.epoch, generation: head.generation + 1, horizon: head.horizon))
             #expect(try database.head(of: group) == after)
             let (_, rows) = try database.rows(of: group, epoch: head.epoch, after: head.generation, selection: .wholeGroup)
             #expect(rows.map { String(decoding: $0.name, as: UTF8.self) } == ["new"])
