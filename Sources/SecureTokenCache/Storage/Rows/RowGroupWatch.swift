@@ -7,6 +7,11 @@ import Synchronization
 /// announcement arrives.
 final class RowGroupWatch: Sendable {
     private let generation = Atomic<UInt64>(0)
+    /// See ``heardThrough``.
+    private let heardThroughValue = Atomic<UInt64>(0)
+    /// Announcements heard past ``heardThrough`` with a gap before them (arrived before the read
+    /// that covers the gap), kept until the gap closes.
+    private let heardAhead = Mutex<Set<UInt64>>([])
     private let listeners = ChangeListeners()
     /// The residencies of the process's stores that keep part of the group.
     private let residencies = Mutex<[WeakResidency]>([])
@@ -17,6 +22,12 @@ final class RowGroupWatch: Sendable {
 
     /// The generation: one atomic load.
     var current: UInt64 { generation.load(ordering: .acquiring) }
+
+    /// Every commit up to this generation reached the residencies in order: heard, or covered by
+    /// a read after announcements may have been missed. One atomic load; it moves only after the
+    /// residencies heard of the commits it covers, so a residency read after it has heard of
+    /// every commit it covers.
+    var heardThrough: UInt64 { heardThroughValue.load(ordering: .acquiring) }
 
     /// One element after each move of the generation.
     func changes() -> AsyncStream<Void> { listeners.stream() }
@@ -33,11 +44,28 @@ final class RowGroupWatch: Sendable {
         weak var residency: RowResidency?
     }
 
-    /// A commit at `value` touched `partitions` (`nil`: perhaps any).
-    private func heard(_ value: UInt64, partitions: [[UInt8]]?) {
+    /// A commit at `value` touched `partitions` (`nil`: perhaps any). With `coveringBefore`, the
+    /// generation was read from the database after announcements may have been missed: every
+    /// commit up to it counts as heard (as touching any partition).
+    private func heard(_ value: UInt64, partitions: [[UInt8]]?, coveringBefore: Bool = false) {
         advance(to: value)
         for entry in residencies.withLock({ $0 }) { entry.residency?.hear(generation: value, partitions: partitions) }
+        heardAhead.withLock { ahead in
+            var through = heardThroughValue.load(ordering: .relaxed)
+            if coveringBefore || value == through + 1 {
+                through = max(through, value)
+                while ahead.remove(through + 1) != nil { through += 1 }
+                if !ahead.isEmpty { ahead = ahead.filter { $0 > through } }
+                heardThroughValue.store(through, ordering: .releasing)
+            } else if value > through, ahead.count < Self.mostHeardAhead {
+                ahead.insert(value)
+            }
+        }
     }
+
+    /// The most announcements kept past a gap: a gap that does not close is a missed
+    /// announcement, which the next reconnection's read covers.
+    private static let mostHeardAhead = 4096
 
     /// Moves the generation to `value` unless it is there already (it never goes back), and
     /// wakes the listeners when it moved.
@@ -98,7 +126,9 @@ final class RowGroupWatch: Sendable {
                 for watch in watches {
                     // A failed read leaves the generation as it was; the next announcement or
                     // commit moves it, and lookups meanwhile answer from what the process has.
-                    if let generation = try? watch.refresh() { watch.heard(generation, partitions: nil) }
+                    if let generation = try? watch.refresh() {
+                        watch.heard(generation, partitions: nil, coveringBefore: true)
+                    }
                 }
             }
         }

@@ -33,7 +33,8 @@ final class RowStore: CacheStore, PartialStore {
     private let database: any RowDatabase
     private let group: [UInt8]
     private let sealer: RecordSealer
-    private let watch: RowGroupWatch
+    /// The group's generation as the process knows it; tests wait on it to know what was heard.
+    let watch: RowGroupWatch
     private let options: RowStoreOptions
     /// The partitions kept, when the store keeps only part of the group.
     private let residency: RowResidency?
@@ -180,33 +181,47 @@ final class RowStore: CacheStore, PartialStore {
         return self.cursor(head, seen: head.generation)
     }
 
-    /// ``transact(since:_:)`` in one round trip, when the process heard of no commit after the one
-    /// `cursor` was read at: `body` runs on what the process holds, and its rows are written only
-    /// if the group is still there (a transaction that writes nothing only reads the head). `nil`
-    /// when another commit came first: then nothing was written, and the transaction runs again
-    /// on what that commit changed, holding the group's head.
+    /// ``transact(since:_:)`` in one round trip, when what the process holds is the group as it
+    /// knows it now: `body` runs on that, and its rows are written only if the group is still
+    /// there (a transaction that writes nothing only reads the head). `nil` when another commit
+    /// came first: then nothing was written, and the transaction runs again on what that commit
+    /// changed, holding the group's head.
     ///
+    /// The process holds the group as it knows it when it heard of no commit after the one
+    /// `cursor` was read at; a store that keeps part of the group, also when every commit since
+    /// was heard, in order, and touched none of its partitions (the busy fleet's usual case).
     /// A commit that sweeps (every ``sweepInterval``) takes the long way, which moves the horizon.
     private func transactIfStill(at cursor: StoreCursor, _ body: (StoreTransaction) throws -> [RecordChange]) throws
         -> StoreCursor?
     {
-        let version = cursor.position + 1
-        guard cursor.position > 0, watch.current == cursor.position, version % Self.sweepInterval != 0 else { return nil }
+        guard let at = currentAsHeld(since: cursor), (at + 1) % Self.sweepInterval != 0 else { return nil }
         let before = currentGeneration()
-        let known = RowGroupHead(header: [], epoch: cursor.epoch, generation: cursor.position)
+        let known = RowGroupHead(header: [], epoch: cursor.epoch, generation: at)
         let changes = try body(StoreTransaction(update: try update(known, [], since: cursor, seen: before), compacting: false))
         guard !changes.isEmpty else {
-            guard let head = try database.head(of: group), head.epoch == cursor.epoch, head.generation == cursor.position
+            guard let head = try database.head(of: group), head.epoch == cursor.epoch, head.generation == at
             else { return nil }
             return self.cursor(head, seen: before)
         }
-        guard
-            let head = try database.commit(
-                group, epoch: cursor.epoch, ifStillAt: cursor.position, rows: seal(changes, at: version))
+        guard let head = try database.commit(group, epoch: cursor.epoch, ifStillAt: at, rows: seal(changes, at: at + 1))
         else { return nil }
         watch.advance(to: head.generation)
         residency?.advance(to: head.generation)
         return self.cursor(head, seen: head.generation)
+    }
+
+    /// The latest generation the process knows of, when what it holds since `cursor` is the group
+    /// at that generation (see ``transactIfStill(at:_:)``); `nil` when it may not be.
+    private func currentAsHeld(since cursor: StoreCursor) -> UInt64? {
+        guard cursor.position > 0 else { return nil }
+        // In this order: the residency has heard of every commit up to `heard` before `heard`
+        // moved there.
+        let latest = watch.current
+        if latest == cursor.position { return latest }
+        let heard = watch.heardThrough
+        guard let residency, latest > cursor.position, heard == latest, residency.generation == cursor.generation
+        else { return nil }
+        return latest
     }
 
     /// `changes`, sealed into rows of version `version`: the last change to a record is the one

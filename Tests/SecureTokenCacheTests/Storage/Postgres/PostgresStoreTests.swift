@@ -227,6 +227,59 @@
             #expect(ranAgain > 0, "no round tried to write before hearing of A's commit: the test did not test that")
         }
 
+        /// In a fleet every instance writes, so a store that keeps part of the group is usually
+        /// behind the group's generation: it writes in one round trip still when every commit since
+        /// its read was heard, in order, and touched none of its partitions; a commit to one of them
+        /// sends it the long way, which reads that commit. 20 rounds of each.
+        @Test func aPartialStoreWritesInOneRoundTripPastOtherPartitionsCommits() throws {
+            let name = Support.uniqueGroup("past-others")
+            var options = RowStoreOptions()
+            options.keepsPart = true
+            options.classify = { record in (String(record.id.name.prefix { $0 != "/" }), nil) }
+            let a = try RowStore(
+                name: name, database: Support.socketDatabase(), keyProvider: helperPassphrase, protectionReason: "test",
+                options: options)
+            let counting = CountingRowDatabase(try Support.tcpDatabase())
+            let b = try RowStore(
+                name: name, database: counting, keyProvider: helperPassphrase, protectionReason: "test", options: options)
+            var cursorA = try a.keep(["pa"], since: try a.load().1, evenIfEmpty: true).cursor
+            var cursorB = try b.keep(["pb"], since: try b.load().1, evenIfEmpty: true).cursor
+            cursorA = try a.transact(since: cursorA) { _ in [StoreConformance.put("pa/first", "1")] }
+            cursorB = try b.update(since: cursorB).cursor
+            func waitUntilBHeard(_ generation: UInt64) {
+                let deadline = ContinuousClock.now + .seconds(5)
+                while b.watch.heardThrough < generation, ContinuousClock.now < deadline { usleep(1_000) }
+            }
+            for round in 0..<20 {
+                cursorA = try a.transact(since: cursorA) { _ in [StoreConformance.put("pa/r-\(round)", "\(round)")] }
+                waitUntilBHeard(cursorA.position)
+                let before = counting.counts()
+                cursorB = try b.transact(since: cursorB) { _ in [StoreConformance.put("pb/s-\(round)", "\(round)")] }
+                #expect(counting.counts() == (before.0 + 1, before.1), "round \(round): not one round trip")
+                waitUntilBHeard(cursorB.position)
+            }
+            for round in 0..<20 {
+                // A's write to B's partition: B's next write must see it.
+                cursorA = try a.transact(since: cursorA) { _ in [StoreConformance.put("pb/t-\(round)", "\(round)")] }
+                waitUntilBHeard(cursorA.position)
+                var seen = false
+                cursorB = try b.transact(since: cursorB) { transaction in
+                    var content: [String: String] = [:]
+                    StoreConformance.apply(transaction.update, to: &content)
+                    seen = content["pb/t-\(round)"] != nil
+                    return seen ? [.delete(RecordID(kind: .accessToken, name: "pb/t-\(round)"))] : []
+                }
+                #expect(seen, "round \(round): B wrote without reading A's commit to its partition")
+            }
+            let content = StoreConformance.contents(
+                try RowStore(
+                    name: name, database: Support.socketDatabase(), keyProvider: helperPassphrase, protectionReason: "test"
+                ).load().0)
+            #expect(content.keys.filter { $0.hasPrefix("pa/r-") }.count == 20)
+            #expect(content.keys.filter { $0.hasPrefix("pb/s-") }.count == 20)
+            #expect(content.keys.filter { $0.hasPrefix("pb/t-") }.isEmpty)
+        }
+
         /// The one-round-trip commit at the database: refused (nothing written) from a generation
         /// that is not the group's or from another epoch; written, announced and counted in the
         /// head from the group's own.
@@ -634,5 +687,48 @@
                 #expect(error?.code == .invalidArgument)
             }
         }
+    }
+
+    /// A ``RowDatabase`` that counts the commits made through it: in one round trip, and locking.
+    final class CountingRowDatabase: RowDatabase {
+        private let database: any RowDatabase
+        private let counted = Mutex((oneRoundTrip: 0, locking: 0))
+
+        init(_ database: any RowDatabase) { self.database = database }
+
+        /// One-round-trip commits that landed, and locking commits.
+        func counts() -> (Int, Int) { counted.withLock { ($0.oneRoundTrip, $0.locking) } }
+
+        var location: String { database.location }
+        func head(of group: [UInt8]) throws -> RowGroupHead? { try database.head(of: group) }
+        func createGroup(_ group: [UInt8], header: [UInt8], epoch: UInt64) throws -> RowGroupHead {
+            try database.createGroup(group, header: header, epoch: epoch)
+        }
+        func rows(of group: [UInt8], epoch: UInt64, after version: UInt64, selection: RowSelection) throws
+            -> (RowGroupHead, [SealedRow])
+        {
+            try database.rows(of: group, epoch: epoch, after: version, selection: selection)
+        }
+        func commit(
+            _ group: [UInt8], epoch: UInt64, after version: UInt64, selection: RowSelection,
+            _ body: (RowGroupHead, [SealedRow]) throws -> RowCommit
+        ) throws -> RowGroupHead {
+            counted.withLock { $0.locking += 1 }
+            return try database.commit(group, epoch: epoch, after: version, selection: selection, body)
+        }
+        func commit(_ group: [UInt8], epoch: UInt64, ifStillAt version: UInt64, rows: [SealedRow]) throws -> RowGroupHead? {
+            let head = try database.commit(group, epoch: epoch, ifStillAt: version, rows: rows)
+            if head != nil { counted.withLock { $0.oneRoundTrip += 1 } }
+            return head
+        }
+        func sweepCandidates(of group: [UInt8], expiredBefore now: Int64, idleBefore: Int64?, limit: Int) throws
+            -> RowSweepCandidates
+        {
+            try database.sweepCandidates(of: group, expiredBefore: now, idleBefore: idleBefore, limit: limit)
+        }
+        func lock(_ id: Int64, timeout: Duration) async throws -> @Sendable () async -> Void {
+            try await database.lock(id, timeout: timeout)
+        }
+        func listen(_ handler: @escaping @Sendable (RowAnnouncement) -> Void) { database.listen(handler) }
     }
 #endif
