@@ -83,9 +83,7 @@ struct GroupChangesStatement: PostgresPreparedStatement {
         var rows: [SealedRow] = []
         for try await (header, epoch, generation, horizon, name, version, deleted, sealed, part) in result {
             if head == nil {
-                head = RowGroupHead(
-                    header: Array(header.readableBytesView), epoch: UInt64(bitPattern: epoch), generation: UInt64(generation),
-                    horizon: UInt64(horizon))
+                head = RowGroupHead(columns: (header, epoch, generation, horizon))
             }
             guard let name, let version, let deleted, let sealed else { continue }
             rows.append(

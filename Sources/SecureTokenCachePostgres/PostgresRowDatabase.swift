@@ -293,9 +293,7 @@ final class PostgresRowDatabase: RowDatabase {
         let head = try call("committing a write") { client, logger -> RowGroupHead? in
             var head: RowGroupHead? = nil
             for try await (header, epoch, generation, horizon, _) in try await client.execute(statement, logger: logger) {
-                head = RowGroupHead(
-                    header: Array(header.readableBytesView), epoch: UInt64(bitPattern: epoch), generation: UInt64(generation),
-                    horizon: UInt64(horizon))
+                head = RowGroupHead(columns: (header, epoch, generation, horizon))
             }
             return head
         }
@@ -407,9 +405,7 @@ final class PostgresRowDatabase: RowDatabase {
     private static func head(of group: [UInt8], in rows: PostgresRowSequence) async throws -> RowGroupHead? {
         var head: RowGroupHead? = nil
         for try await (header, epoch, generation, horizon) in rows.decode((ByteBuffer, Int64, Int64, Int64).self) {
-            head = RowGroupHead(
-                header: Array(header.readableBytesView), epoch: UInt64(bitPattern: epoch), generation: UInt64(generation),
-                horizon: UInt64(horizon))
+            head = RowGroupHead(columns: (header, epoch, generation, horizon))
         }
         return head
     }
@@ -755,5 +751,15 @@ final class PostgresRowDatabase: RowDatabase {
                 unixSocketPath: path, username: configuration.username, password: configuration.password,
                 database: configuration.database)
         }
+    }
+}
+
+extension RowGroupHead {
+    /// A head from the columns of `stc_groups` as a statement reads them: `header`, `epoch`,
+    /// `generation`, `horizon`.
+    init(columns: (header: ByteBuffer, epoch: Int64, generation: Int64, horizon: Int64)) {
+        self.init(
+            header: Array(columns.header.readableBytesView), epoch: UInt64(bitPattern: columns.epoch),
+            generation: UInt64(columns.generation), horizon: UInt64(columns.horizon))
     }
 }
