@@ -21,20 +21,32 @@ final class CacheBound: Sendable {
         var accounted = 0
         /// The store generation ``accounted`` reflects; `nil` before the first count.
         var generation: UInt64?
-        /// The use clock: bumped by every use.
-        var tick: UInt64 = 0
         /// When each entry was last used (an answer or a write) and what it is accounted as, by
         /// its storage, which every copy of the entry shares.
         var used: [ObjectIdentifier: Use] = [:]
     }
 
-    /// An entry's last use and cost.
-    private struct Use {
-        var tick: UInt64
-        var bytes: Int
+    /// An entry's last use and cost. A lookup that remembers its answer keeps the entry's use, so
+    /// that answering again notes the use without the lock and the map.
+    final class Use: Sendable {
+        /// The use clock's value at the entry's last use.
+        let tick: Atomic<UInt64>
+        /// What the entry is accounted as.
+        let bytes: Int
+
+        init(tick: UInt64, bytes: Int) {
+            self.tick = Atomic(tick)
+            self.bytes = bytes
+        }
     }
 
     private let state = Mutex(State())
+    /// The use clock: bumped by every use. Outside the state's lock, so that a use noted again
+    /// (a ``Use``'s tick set to ``nextTick()``) takes none.
+    private let clock = Atomic<UInt64>(0)
+
+    /// The use clock's next value.
+    func nextTick() -> UInt64 { clock.wrappingAdd(1, ordering: .relaxed).newValue }
 
     /// A bound of `limit` bytes.
     init(limit: Int) {
@@ -54,15 +66,20 @@ final class CacheBound: Sendable {
     /// Notes that `entry` answered a lookup. An entry read from the store that the group has not
     /// counted yet (loaded since the last count) is counted now, or its use would be lost until
     /// a count sees it; one written here was counted by its write.
-    func touch(_ entry: CacheEntry) {
+    /// Returns the entry's use, to note the next time it answers.
+    @discardableResult
+    func touch(_ entry: CacheEntry) -> Use? {
         let identity = entry.storageIdentity
-        state.withLock { state in
-            state.tick &+= 1
-            let tick = state.tick
-            // One hash lookup for an entry already counted, the usual case.
-            if (state.used[identity]?.tick = tick) == nil, case .payload(let payload) = entry.members {
-                state.used[identity] = Use(tick: tick, bytes: Self.cost(payloadBytes: payload.count))
+        let tick = nextTick()
+        return state.withLock { state in
+            if let use = state.used[identity] {
+                use.tick.store(tick, ordering: .relaxed)
+                return use
             }
+            guard case .payload(let payload) = entry.members else { return nil }
+            let use = Use(tick: tick, bytes: Self.cost(payloadBytes: payload.count))
+            state.used[identity] = use
+            return use
         }
     }
 
@@ -86,7 +103,7 @@ final class CacheBound: Sendable {
             // Until the commit says otherwise: a write that fails leaves the count to be redone.
             let counted = state.generation
             state.generation = nil
-            let firstTickOfThisWrite = state.tick &+ 1
+            let firstTickOfThisWrite = clock.load(ordering: .relaxed) &+ 1
             var written: [EntryID: Int] = [:]
             for case .put(let record) in transaction.changes {
                 if let kind = RecordCodec.credentialKind(record.id.kind) {
@@ -111,8 +128,7 @@ final class CacheBound: Sendable {
             }
             for (id, bytes) in written {
                 guard let stored = transaction.index[id] else { continue }
-                state.tick &+= 1
-                state.used[stored.entry.storageIdentity] = Use(tick: state.tick, bytes: Self.cost(payloadBytes: bytes))
+                state.used[stored.entry.storageIdentity] = Use(tick: nextTick(), bytes: Self.cost(payloadBytes: bytes))
             }
             var settled = Settled()
             guard state.accounted > limit else { return settled }
@@ -158,7 +174,7 @@ final class CacheBound: Sendable {
             let use = state.used[identity] ?? Use(tick: 0, bytes: Self.cost(stored))
             live[identity] = use
             var summary = partitions[partition, default: PartitionUse()]
-            summary.lastUsed = max(summary.lastUsed, use.tick)
+            summary.lastUsed = max(summary.lastUsed, use.tick.load(ordering: .relaxed))
             summary.bytes += use.bytes
             summary.ids.append(stored.id)
             if partition.holder == .user, let home = stored.entry.homeAccount { summary.users.insert(home) }

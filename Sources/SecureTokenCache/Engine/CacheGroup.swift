@@ -65,6 +65,10 @@ public final class CacheGroup: Sendable {
     /// then ``bound`` is the limit of what it keeps, reached by dropping partitions from memory,
     /// never by deleting them.
     let partial: (any PartialStore)?
+    /// How many times the group dropped partitions from memory: a cache's remembered answers
+    /// (``TokenCache/Answers``) are let go when it changes, so that they keep nothing in memory
+    /// that the group dropped.
+    let drops = Atomic<UInt64>(0)
     /// What the group does while its database does not answer (only a database store says so).
     let outagePolicy: CacheConfiguration.DatabaseOutagePolicy
     /// Writes made while the database did not answer, to commit when it answers again
@@ -286,6 +290,7 @@ public final class CacheGroup: Sendable {
                 var transaction = IndexTransaction(installed.index)
                 for id in plan.ids { transaction.delete(id) }
                 installed = Snapshot(index: transaction.index, cursor: installed.cursor)
+                drops.add(1, ordering: .relaxed)
                 return plan.partitions
             }
         }

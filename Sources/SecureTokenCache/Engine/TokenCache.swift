@@ -25,8 +25,8 @@ public final class TokenCache: Sendable {
     let client: String
     /// ``client`` with its hash, computed once.
     let clientKey: HashedString
-    /// See ``LastHit``.
-    private let lastHit = Mutex<LastHit?>(nil)
+    /// See ``Answers``.
+    private let answers = Mutex(Answers())
     /// See ``AppAnswers``.
     let appAnswers = Mutex(AppAnswers())
 
@@ -92,27 +92,25 @@ public final class TokenCache: Sendable {
         // is taken: a group at the same generation holds what it held when the answer was found.
         let generation = group.generation
         let now = group.clock()
-        let remembered = lastHit.withLock { hit -> AccessToken? in
-            guard hit?.answers(generation, scopes, account, authority, tokenType) == true else { return nil }
-            return hit?.token
+        let drops = group.drops.load(ordering: .relaxed)
+        let remembered = answers.withLock {
+            $0.answer(at: generation, drops: drops, scopes, account, authority, tokenType, noting: group.bound)
         }
-        if let remembered, !remembered.isExpired(at: now) {
-            noteUse(of: remembered)
-            return CachedAccessToken(token: remembered, shouldRefresh: remembered.shouldRefresh(at: now))
+        if let (token, noted) = remembered, !token.isExpired(at: now) {
+            if !noted { noteUse(of: token) }
+            return CachedAccessToken(token: token, shouldRefresh: token.shouldRefresh(at: now))
         }
         let answer = try group.find(in: .user(account.homeAccountId)) { snapshot in
             lookUp(snapshot.index, scopes: scopes, account: account, authority: authority, tokenType: tokenType, now: now)
                 .map { (found: $0, generation: snapshot.cursor.generation) }
         }
         guard let (found, generation) = answer else { return nil }
-        noteUse(of: found.token)
-        let hit = LastHit(
-            generation: generation, scopes: scopes, homeAccount: account.homeAccountId.normalised,
-            environment: account.environment.group, realm: account.realm, authority: authority?.url,
-            tokenType: tokenType, token: found.token)
-        // Swapped in under the lock; the answer it replaces is freed after it.
-        var replaced: LastHit? = hit
-        lastHit.withLock { swap(&$0, &replaced) }
+        let hit = Answer(
+            generation: generation, scopes: scopes, account: account, authority: authority?.url, tokenType: tokenType,
+            token: found.token, use: group.bound?.touch(.accessToken(found.token)))
+        let state = (generation: generation, drops: group.drops.load(ordering: .relaxed))
+        // Remembered under the lock; the answers it lets go are freed after it.
+        _ = answers.withLock { $0.remember(hit, slot: Answers.slot(of: account), at: state) }
         return found
     }
 
@@ -122,7 +120,7 @@ public final class TokenCache: Sendable {
         group.bound?.touch(.accessToken(token))
     }
 
-    /// The last access token this cache answered with, and the question it answered.
+    /// An access token this cache answered with, and the question it answered.
     ///
     /// Apps ask for the same token over and over (before every API call). The answer depends
     /// only on the group's contents, which the generation identifies (every commit of any
@@ -130,40 +128,167 @@ public final class TokenCache: Sendable {
     /// tokens only shrinks, so the remembered token (the longest-lived match) stays the answer
     /// for as long as it is unexpired itself.
     ///
-    /// A class, so that remembering a new answer, on every lookup that is not the last one
-    /// again, moves one reference instead of copying each part.
-    final class LastHit: Sendable {
+    /// A class, so that remembering an answer moves one reference instead of copying each part.
+    final class Answer: Sendable {
         let generation: UInt64
         let scopes: Scopes
         /// What of the account and authority the lookup reads (an authority is its URL).
-        let homeAccount: String
+        let homeAccount: HashedString
         let environment: String
         let realm: String
         let authority: String?
         let tokenType: String
         let token: AccessToken
+        /// The token's use in a bounded group, noted again when the token answers again.
+        let use: CacheBound.Use?
+        /// The account the question named: the same account asked about again (the group's own
+        /// entry, which apps pass back) is known by its identity, without reading its parts.
+        /// Held, so that no other account can take its place in memory while this is.
+        let account: EntryStorage<Account.Parsed>
+        /// ``account``'s identity, compared without a retain.
+        let accountIdentity: ObjectIdentifier
 
         init(
-            generation: UInt64, scopes: Scopes, homeAccount: String, environment: String, realm: String, authority: String?,
-            tokenType: String, token: AccessToken
+            generation: UInt64, scopes: Scopes, account: Account, authority: String?, tokenType: String,
+            token: AccessToken, use: CacheBound.Use?
         ) {
             self.generation = generation
             self.scopes = scopes
-            self.homeAccount = homeAccount
-            self.environment = environment
-            self.realm = realm
+            self.homeAccount = account.homeAccountId.key
+            self.environment = account.environment.group
+            self.realm = account.realm
             self.authority = authority
             self.tokenType = tokenType
             self.token = token
+            self.use = use
+            self.account = account.storage
+            self.accountIdentity = ObjectIdentifier(account.storage)
         }
 
-        /// Whether this is the answer to that question on a group at `generation`.
-        func answers(_ generation: UInt64, _ scopes: Scopes, _ account: Account, _ authority: Authority?, _ tokenType: String)
-            -> Bool
-        {
+        /// Whether this is the answer to that question on a group at `generation`. The account
+        /// is named thrice: its storage's identity, its home account id's hash, and itself,
+        /// whose parts are read only when the first two do not settle it.
+        func answers(
+            _ generation: UInt64, _ scopes: Scopes, _ identity: ObjectIdentifier, _ homeHash: Int, _ account: Account,
+            _ authority: Authority?, _ tokenType: String
+        ) -> Bool {
             self.generation == generation && self.tokenType == tokenType && self.authority == authority?.url
-                && homeAccount == account.homeAccountId.normalised && environment == account.environment.group
-                && realm == account.realm && self.scopes == scopes
+                && (accountIdentity == identity
+                    || homeAccount.prehash == homeHash && homeAccount == account.homeAccountId.key
+                        && environment == account.environment.group
+                        && realm == account.realm)
+                && self.scopes == scopes
+        }
+
+        /// Whether `other` answers the same question (at whatever generation).
+        func isSameQuestion(as other: Answer) -> Bool {
+            tokenType == other.tokenType && authority == other.authority && homeAccount == other.homeAccount
+                && environment == other.environment && realm == other.realm && scopes == other.scopes
+        }
+    }
+
+    /// The answers this cache remembers: the last one, and, once it has served more than one
+    /// user, a few per user, since a server asks for the tokens of many users in turn, each
+    /// over and over.
+    ///
+    /// The table has two slots per set of users (by home account id): a question is looked for
+    /// in its user's two slots, and a new answer takes the slot of the same question or the
+    /// older of the two. A user whose slots other users took is answered from the group.
+    ///
+    /// Every answer in the table was found at one state of the group: one generation, between
+    /// the same two drops of partitions from memory. When the group moves on, the table is let
+    /// go whole, by the next answer found in the group (an answer found earlier never answers
+    /// again, and the table must not keep in memory the tokens the group let go).
+    struct Answers: Sendable {
+        /// The number of slot pairs: a power of two.
+        static let sets = 4_096
+        /// The last answer given.
+        private var last: Answer?
+        /// Two slots per set, the newer first; empty until a second user is answered.
+        private var slots: [Answer?] = []
+        /// The slots filled since the table was last let go, to empty only those.
+        private var filled: [Int] = []
+        /// The group's generation and drop count that every answer in the table was found at.
+        private var state: (generation: UInt64, drops: UInt64) = (0, 0)
+
+        /// The first of `account`'s two slots.
+        static func slot(of account: Account) -> Int { slot(ofHash: account.homeAccountId.key.prehash) }
+
+        /// The first of the two slots of the account whose home account id has this hash.
+        private static func slot(ofHash homeHash: Int) -> Int { 2 * (homeHash & (sets - 1)) }
+
+        /// The remembered token that answers the question on a group at `generation` that has
+        /// dropped partitions `drops` times, noted as used in `bound`; with whether it was
+        /// noted (a token the bound has not counted yet is not).
+        mutating func answer(
+            at generation: UInt64, drops: UInt64, _ scopes: Scopes, _ account: Account, _ authority: Authority?,
+            _ tokenType: String, noting bound: CacheBound?
+        ) -> (AccessToken, noted: Bool)? {
+            // Read in place, and the use noted here: copying an answer out would cost a retain
+            // and a release each.
+            let identity = ObjectIdentifier(account.storage)
+            let homeHash = account.homeAccountId.key.prehash
+            if last?.answers(generation, scopes, identity, homeHash, account, authority, tokenType) == true {
+                return (last.unsafelyUnwrapped.token, noted: Self.note(last.unsafelyUnwrapped.use, in: bound))
+            }
+            guard !filled.isEmpty, state == (generation, drops) else { return nil }
+            let first = Self.slot(ofHash: homeHash)
+            for slot in first...first + 1
+            where slots[slot]?.answers(generation, scopes, identity, homeHash, account, authority, tokenType) == true {
+                if slot != first { slots.swapAt(first, slot) }
+                return (slots[first].unsafelyUnwrapped.token, noted: Self.note(slots[first].unsafelyUnwrapped.use, in: bound))
+            }
+            return nil
+        }
+
+        /// The answers remembering one lets go.
+        struct LetGo {
+            var last: Answer?
+            var replaced: Answer?
+            var table: [Answer?] = []
+        }
+
+        /// Remembers `hit`, found at `state` for a user whose slots start at `slot`; returns
+        /// the answers it lets go, for the caller to free outside the lock.
+        mutating func remember(_ hit: Answer, slot first: Int, at state: (generation: UInt64, drops: UInt64)) -> LetGo {
+            var letGo = LetGo(last: last)
+            last = hit
+            // One user's answers, an app's usual case, stay the last only.
+            guard let previous = letGo.last, previous.homeAccount != hit.homeAccount || !slots.isEmpty else {
+                return letGo
+            }
+            if self.state != state {
+                guard state.generation >= self.state.generation else { return letGo }
+                letGo.table.reserveCapacity(filled.count)
+                for slot in filled { letGo.table.append(slots[slot].take()) }
+                filled.removeAll(keepingCapacity: true)
+                self.state = state
+            }
+            if slots.isEmpty { slots = Array(repeating: nil, count: 2 * Self.sets) }
+            // The same question's older answer goes, in the first slot or the second; else the
+            // second, the older, does.
+            if let newer = slots[first], newer.isSameQuestion(as: hit) {
+                letGo.replaced = slots[first]
+                slots[first] = hit
+                return letGo
+            }
+            if slots[first + 1] == nil { filled.append(first + 1) }
+            if slots[first] == nil { filled.append(first) }
+            letGo.replaced = slots[first + 1]
+            slots[first + 1] = slots[first]
+            slots[first] = hit
+            return letGo
+        }
+
+        /// Notes in `bound` that the token of `use` answered again; whether it was noted (a
+        /// token the bound had not counted when it was found is not). A use no longer in the
+        /// bound (its entry gone since) takes a tick that nothing reads.
+        private static func note(_ use: CacheBound.Use?, in bound: CacheBound?) -> Bool {
+            // Compared and chained, not bound to names: a name would be a retained copy.
+            guard bound != nil else { return true }
+            guard use != nil else { return false }
+            use?.tick.store(bound?.nextTick() ?? 0, ordering: .relaxed)
+            return true
         }
     }
 

@@ -79,6 +79,38 @@ import Testing
         #expect(Int(evictions.totalValue) + (try group.index().count) >= 400 * 3)
     }
 
+    /// A user's token answered again from the cache's remembered answers counts as a use: the
+    /// users looked up since its first lookup are evicted before it.
+    @Test func aRememberedAnswerCountsAsAUse() throws {
+        let group = try Self.group(limit: 1024 * 1024)
+        let cache = try TokenCache(clientId: Fixtures.clientA, group: group)
+        let uid = { (number: Int) in "00000000-0000-0000-4444-" + String(100_000_000_000 + number).dropFirst() }
+        func store(_ number: Int) throws {
+            try cache.store(
+                try Fixtures.response(uid: uid(number), username: "user\(number)@contoso.com", accessToken: "at-\(number)"),
+                for: try Fixtures.request(), signIn: false)
+        }
+        func token(_ number: Int) throws -> String? {
+            guard let account = try cache.account(identifier: uid(number) + "." + Fixtures.tenant) else { return nil }
+            return try cache.accessToken(for: ["User.Read"], account: account)?.token.secret
+        }
+        // As many users as three quarters of the limit hold: an eviction brings the group back
+        // there, so it takes about as many users as the writes below add.
+        for number in 0..<30 { try store(number) }
+        try #require(group.bound?.accountedBytes ?? .max < 1024 * 1024, "the first users alone pass the limit")
+        #expect(try token(0) == "at-0")
+        for number in 1..<30 { #expect(try token(number) == "at-\(number)") }
+        #expect(try token(0) == "at-0")  // the remembered answer: the group did not change
+        var number = 30
+        while try group.partitions().contains(where: { $0.partition.key.hasPrefix(uid(1).lowercased()) }) {
+            try store(number)
+            number += 1
+            try #require(number < 2_000, "nothing was evicted")
+        }
+        // User 1, looked up after user 0's first lookup but before its second, went first.
+        #expect(try token(0) == "at-0")
+    }
+
     @Test func expiredTokensAreEvictedBeforeAnyValidOne() throws {
         let clock = Clock()
         let group = try Self.group(limit: 128 * 1024, clock: clock)

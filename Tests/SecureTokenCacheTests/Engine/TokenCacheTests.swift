@@ -58,6 +58,46 @@ import Testing
         #expect(try reader.accessToken(for: ["User.Read"], account: account) == nil)
     }
 
+    /// A server asks for many users' tokens in turn: each answer is remembered by its user, a
+    /// user's two questions both, and every remembered answer follows another group's writes.
+    @Test func answersForManyUsersInTurnFollowOtherWrites() throws {
+        let store = MemoryStore(name: "test")
+        let writer = try TokenCache(
+            clientId: Fixtures.clientA, group: CacheGroup(name: "test", store: store, clock: { 1_700_000_000 }))
+        let reader = try TokenCache(
+            clientId: Fixtures.clientA, group: CacheGroup(name: "test", store: store, clock: { 1_700_000_000 }))
+        let uid = { (number: Int) in "00000000-0000-0000-3333-" + String(100_000_000_000 + number).dropFirst() }
+        for number in 0..<60 {
+            try writer.store(
+                try Fixtures.response(uid: uid(number), username: "user\(number)@contoso.com", accessToken: "at-\(number)"),
+                for: try Fixtures.request())
+        }
+        try writer.store(
+            try Fixtures.response(uid: uid(0), username: "user0@contoso.com", accessToken: "mail-0", scope: "Mail.Read"),
+            for: try Fixtures.request(scopes: ["Mail.Read"]), signIn: false)
+        let accounts = try (0..<60).map { number in
+            try #require(try reader.account(identifier: uid(number) + "." + Fixtures.tenant))
+        }
+        func expectAnswers(replaced: [Int: String] = [:], signedOut: Set<Int> = [], _ comment: Comment) throws {
+            for _ in 0..<2 {
+                for (number, account) in accounts.enumerated() {
+                    let expected = signedOut.contains(number) ? nil : replaced[number] ?? "at-\(number)"
+                    #expect(try reader.accessToken(for: ["User.Read"], account: account)?.token.secret == expected, comment)
+                    if number == 0 {
+                        #expect(try reader.accessToken(for: ["Mail.Read"], account: account)?.token.secret == "mail-0", comment)
+                    }
+                }
+            }
+        }
+        try expectAnswers("first answers, then remembered ones")
+        try writer.store(
+            try Fixtures.response(uid: uid(7), username: "user7@contoso.com", accessToken: "at-7b"), for: try Fixtures.request(),
+            signIn: false)
+        try expectAnswers(replaced: [7: "at-7b"], "after another group replaced user 7's token")
+        try writer.signOut(accounts[3])
+        try expectAnswers(replaced: [7: "at-7b"], signedOut: [3], "after another group signed user 3 out")
+    }
+
     @Test func catchingUpNeverChangesASnapshotAReaderHolds() throws {
         let first = try Fixtures.group()
         let second = try CacheGroup(name: "test", store: first.store, clock: first.clock)

@@ -153,6 +153,43 @@
             #expect(!kept.contains(Self.account(0).homeAccountId.normalised))
         }
 
+        /// The answers a cache remembers for many users in turn let go of the tokens the first
+        /// level dropped: past the limit, the first users' tokens are freed, and a lookup of one of
+        /// them loads it again and finds it.
+        @Test func rememberedAnswersKeepNoTokenTheFirstLevelDropped() throws {
+            let name = Support.uniqueGroup("first-level-answers")
+            let writer = try TokenCache(
+                clientId: Fixtures.clientA,
+                group: CacheGroup.open(
+                    name, database: Support.socketDatabase(), configuration: Self.configuration(memoryLimit: nil)))
+            for user in 0..<300 { try Self.store(writer, user: user) }
+            let perUser =
+                try CacheGroup.open(name, database: Support.socketDatabase(), configuration: Self.configuration(memoryLimit: nil))
+                .index().entries.values.reduce(0) { $0 + CacheBound.cost($1) } / 300
+            let group = try CacheGroup.open(
+                name, database: Support.tcpDatabase(), configuration: Self.configuration(memoryLimit: perUser * 50))
+            let reader = try TokenCache(clientId: Fixtures.clientA, group: group)
+            final class Held: @unchecked Sendable { weak var storage: AnyObject? }
+            var first: [Held] = []
+            for user in 0..<300 {
+                // Twice: the second answer is a remembered one.
+                for _ in 0..<2 {
+                    let found = try reader.accessToken(for: ["User.Read"], account: Self.account(user))
+                    #expect(found?.token.secret == "at-\(user)", "user \(user)")
+                    if user < 100, first.count == user, let found {
+                        let held = Held()
+                        held.storage = found.token.storage
+                        first.append(held)
+                    }
+                }
+            }
+            let kept = Set(try group.index().accountsByHome.keys.map(\.value))
+            try #require(!kept.contains(Self.account(0).homeAccountId.normalised), "user 0 was not dropped")
+            let stillInMemory = (0..<100).filter { first[$0].storage != nil }
+            #expect(stillInMemory.isEmpty, "tokens of dropped users still in memory: \(stillInMemory)")
+            #expect(try reader.accessToken(for: ["User.Read"], account: Self.account(0))?.token.secret == "at-0")
+        }
+
         /// A sign-out, a wipe and a clear of a partition on an instance that does not hold the user
         /// remove the user from the database, not only from memory; a clear of the whole group is
         /// refused there (it needs the whole group), and works on an instance that holds it all.
