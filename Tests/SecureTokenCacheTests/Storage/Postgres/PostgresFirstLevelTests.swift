@@ -36,6 +36,17 @@
                 for: Fixtures.request(), signIn: false)
         }
 
+        /// Stores a token for each of `users` users in the group `name`, from an instance without a
+        /// limit; returns the name and what one user costs a bounded group.
+        static func fill(_ name: String, users: Int) throws -> (name: String, perUser: Int) {
+            let whole = {
+                try CacheGroup.open(name, database: Support.socketDatabase(), configuration: configuration(memoryLimit: nil))
+            }
+            let writer = try TokenCache(clientId: Fixtures.clientA, group: whole())
+            for user in 0..<users { try store(writer, user: user) }
+            return (name, try whole().index().entries.values.reduce(0) { $0 + CacheBound.cost($1) } / users)
+        }
+
         /// User `user`'s account, as a server that knows its callers' home account ids makes it.
         static func account(_ user: Int) -> Account {
             Account(fields: [
@@ -126,15 +137,7 @@
         /// With 400 users in the database and a limit that holds about 50, the instance stays under
         /// its limit while lookups walk through every user, and each lookup still finds its token.
         @Test func theFirstLevelStaysUnderItsLimitAndDropsTheLeastRecentlyUsed() throws {
-            let name = Support.uniqueGroup("first-level-bound")
-            let writer = try TokenCache(
-                clientId: Fixtures.clientA,
-                group: CacheGroup.open(
-                    name, database: Support.socketDatabase(), configuration: Self.configuration(memoryLimit: nil)))
-            for user in 0..<400 { try Self.store(writer, user: user) }
-            let perUser =
-                try CacheGroup.open(name, database: Support.socketDatabase(), configuration: Self.configuration(memoryLimit: nil))
-                .index().entries.values.reduce(0) { $0 + CacheBound.cost($1) } / 400
+            let (name, perUser) = try Self.fill(Support.uniqueGroup("first-level-bound"), users: 400)
             let limit = perUser * 50
             let group = try CacheGroup.open(
                 name, database: Support.tcpDatabase(), configuration: Self.configuration(memoryLimit: limit))
@@ -157,15 +160,7 @@
         /// level dropped: past the limit, the first users' tokens are freed, and a lookup of one of
         /// them loads it again and finds it.
         @Test func rememberedAnswersKeepNoTokenTheFirstLevelDropped() throws {
-            let name = Support.uniqueGroup("first-level-answers")
-            let writer = try TokenCache(
-                clientId: Fixtures.clientA,
-                group: CacheGroup.open(
-                    name, database: Support.socketDatabase(), configuration: Self.configuration(memoryLimit: nil)))
-            for user in 0..<300 { try Self.store(writer, user: user) }
-            let perUser =
-                try CacheGroup.open(name, database: Support.socketDatabase(), configuration: Self.configuration(memoryLimit: nil))
-                .index().entries.values.reduce(0) { $0 + CacheBound.cost($1) } / 300
+            let (name, perUser) = try Self.fill(Support.uniqueGroup("first-level-answers"), users: 300)
             let group = try CacheGroup.open(
                 name, database: Support.tcpDatabase(), configuration: Self.configuration(memoryLimit: perUser * 50))
             let reader = try TokenCache(clientId: Fixtures.clientA, group: group)
