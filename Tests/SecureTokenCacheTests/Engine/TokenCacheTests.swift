@@ -115,7 +115,8 @@ import Testing
         #expect(held.index.count == heldCount && held.cursor == heldCursor)
         #expect(next.index.count == heldCount + 1)
 
-        // With no reader holding it, the installed snapshot is brought up to date in place.
+        // With no reader holding it, the installed snapshot is brought up to date in place (but in
+        // a ThreadSanitizer build, which always builds aside: see `Snapshot.updatesInPlace`).
         let installedID = ObjectIdentifier(next)
         let installedCount = next.index.count
         _ = consume next
@@ -124,7 +125,7 @@ import Testing
             try Fixtures.response(accessToken: "at-3", scope: "Mail.Read"), for: try Fixtures.request(scopes: ["Mail.Read"]),
             signIn: false)
         let advanced = try second.snapshot()
-        #expect(ObjectIdentifier(advanced) == installedID)
+        #expect((ObjectIdentifier(advanced) == installedID) == CacheGroup.Snapshot.updatesInPlace)
         #expect(advanced.index.count == installedCount + 1)
         #expect(advanced.cursor.generation == first.generation)
     }
