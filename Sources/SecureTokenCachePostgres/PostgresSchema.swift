@@ -15,10 +15,12 @@ import SecureTokenCache
 /// - `stc_parts`: when each partition was last written (by the database's clock), so that a
 ///   sweep finds the partitions no instance wrote for long.
 ///
+/// A sealed record stays in its row (``storageStatements``), not in the table's TOAST table.
+///
 /// The README shows the statements and the grants a DBA gives the library's role.
 enum PostgresSchema {
     /// The version this library writes and reads.
-    static let version = 3
+    static let version = 4
 
     /// The key of the advisory lock that serialises creating and upgrading the tables, so that
     /// instances starting together do not race on `CREATE TABLE`.
@@ -56,7 +58,7 @@ enum PostgresSchema {
             )
             """,
             "CREATE INDEX IF NOT EXISTS stc_rows_by_version ON stc_rows (group_id, version)",
-        ] + partitionStatements
+        ] + partitionStatements + storageStatements
 
     /// What version 3 added besides two columns of `stc_rows`: finding a partition's rows, the
     /// rows whose expiry passed, and the partitions no instance wrote for long.
@@ -74,6 +76,18 @@ enum PostgresSchema {
         "CREATE INDEX IF NOT EXISTS stc_parts_by_age ON stc_parts (group_id, written_at)",
     ]
 
+    /// What version 4 added: a row keeps its sealed record inline, uncompressed, up to a page.
+    ///
+    /// A sealed record is ciphertext, which never compresses, so PostgreSQL's attempt at it on
+    /// every write is wasted. And by default a row over about 2 KB (an id token, a large access
+    /// token) has its record moved to the TOAST table: each write then writes two tables and two
+    /// indexes, and a partition load reads them. Both change only how rows written afterwards
+    /// are stored; neither rewrites the table.
+    static let storageStatements = [
+        "ALTER TABLE stc_rows SET (toast_tuple_target = 8160)",
+        "ALTER TABLE stc_rows ALTER COLUMN sealed SET STORAGE EXTERNAL",
+    ]
+
     /// The statements that take the tables of version `key - 1` to version `key`.
     static let upgrades: [Int: [String]] = [
         2: ["ALTER TABLE stc_groups ADD COLUMN IF NOT EXISTS horizon bigint NOT NULL DEFAULT 0"],
@@ -83,6 +97,7 @@ enum PostgresSchema {
             "ALTER TABLE stc_rows ADD COLUMN IF NOT EXISTS part bytea",
             "ALTER TABLE stc_rows ADD COLUMN IF NOT EXISTS expires_at bigint",
         ] + partitionStatements,
+        4: storageStatements,
     ]
 
     /// Creates the tables when the database has none, upgrades those of an older version, and

@@ -522,9 +522,12 @@
                 clientId: Fixtures.clientA,
                 group: CacheGroup.open(name, postgres: configuration, configuration: Self.configuration()))
             try cache.store(Fixtures.response(), for: Fixtures.request())
-            // Back to what version 1 made: no horizon.
+            // Back to what version 1 made: no horizon, and PostgreSQL's own storage for records.
             try Support.psql(
-                "ALTER TABLE stc_groups DROP COLUMN horizon; UPDATE stc_schema SET version = 1", database: database)
+                """
+                ALTER TABLE stc_groups DROP COLUMN horizon; ALTER TABLE stc_rows RESET (toast_tuple_target);
+                ALTER TABLE stc_rows ALTER COLUMN sealed SET STORAGE EXTENDED; UPDATE stc_schema SET version = 1
+                """, database: database)
             var later = configuration
             later.maximumConnections = 5  // another database object: it checks the tables again
             let reopened = try TokenCache(
@@ -533,6 +536,43 @@
             #expect(try reopened.accessToken(for: ["User.Read"], account: account)?.token.secret == "at-secret")
             #expect(try Support.psql("SELECT version FROM stc_schema", database: database).hasPrefix("\(PostgresSchema.version)"))
             #expect(try Support.psql("SELECT horizon FROM stc_groups", database: database).hasPrefix("0"))
+            #expect(try Self.recordStorage(in: database) == "e|{toast_tuple_target=8160}")
+        }
+
+        /// A record of several kilobytes (a large access token) stays in its row, uncompressed:
+        /// none goes to the TOAST table, which a partition load would read besides the row.
+        @Test func aLargeRecordStaysInItsRow() throws {
+            let database = "stc_storage_\(UUID().uuidString.prefix(8).lowercased())"
+            try Support.psql("CREATE DATABASE \(database) OWNER stc", database: "postgres")
+            defer { _ = try? Support.psql("DROP DATABASE \(database) WITH (FORCE)", database: "postgres") }
+            var configuration = try PostgresStoreConfiguration(url: Support.socketURL())
+            configuration.database = database
+            let cache = try TokenCache(
+                clientId: Fixtures.clientA,
+                group: CacheGroup.open(
+                    Support.uniqueGroup("storage"), postgres: configuration, configuration: Self.configuration()))
+            // Random, so that it would not compress either.
+            let large = (0..<4_000).map { _ in String(UInt8.random(in: 0...15), radix: 16) }.joined()
+            try cache.store(Fixtures.response(accessToken: large), for: Fixtures.request())
+            let account = try #require(try cache.accounts().first)
+            #expect(try cache.accessToken(for: ["User.Read"], account: account)?.token.secret == large)
+            #expect(try Self.recordStorage(in: database) == "e|{toast_tuple_target=8160}")
+            let sizes = try Support.psql(
+                """
+                SELECT max(octet_length(sealed)) > 4000, pg_relation_size(reltoastrelid)
+                FROM stc_rows, pg_class WHERE relname = 'stc_rows' GROUP BY reltoastrelid
+                """, database: database)
+            #expect(sizes.hasPrefix("t|0"), "the large record went to the TOAST table: \(sizes)")
+        }
+
+        /// How `stc_rows` stores its records: the storage of `sealed` and the table's options.
+        private static func recordStorage(in database: String) throws -> String {
+            try Support.psql(
+                """
+                SELECT attstorage, reloptions FROM pg_attribute JOIN pg_class ON attrelid = pg_class.oid
+                WHERE relname = 'stc_rows' AND attname = 'sealed'
+                """, database: database
+            ).trimmingCharacters(in: .whitespacesAndNewlines)
         }
 
         // MARK: When the database refuses
