@@ -202,8 +202,14 @@ public final class CacheGroup: Sendable {
     func find<Found>(in partition: @autoclosure () throws -> CachePartition? = nil, _ lookUp: (Snapshot) throws -> Found?)
         throws -> Found?
     {
-        let first = try snapshot()
-        if let found = try lookUp(first) { return found }
+        // The first snapshot is let go before a partition load, so that the load files the
+        // partition into the installed snapshot in place when nothing else holds it.
+        let seen: StoreCursor
+        do {
+            let first = try snapshot()
+            if let found = try lookUp(first) { return found }
+            seen = first.cursor
+        }
         if let partial, let wanted = try partition(), !partial.keeps(wanted.storageKey) {
             // Loading the partition reads the store as it is now, which is what asking it for
             // changes would read: one round trip to a database, not two.
@@ -217,7 +223,7 @@ public final class CacheGroup: Sendable {
         // of the store's moved it.
         _ = store.checkForChanges()
         let again = try snapshot()
-        if again.cursor != first.cursor, let found = try lookUp(again) { return found }
+        if again.cursor != seen, let found = try lookUp(again) { return found }
         return nil
     }
 
