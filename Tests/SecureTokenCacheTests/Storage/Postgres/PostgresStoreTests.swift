@@ -512,57 +512,66 @@
         /// Tables of schema version 1 are upgraded in place when an instance of this version opens
         /// them, and what they held is still there.
         @Test func tablesOfAnOlderVersionAreUpgradedInPlace() throws {
-            let database = "stc_upgrade_\(UUID().uuidString.prefix(8).lowercased())"
-            try Support.psql("CREATE DATABASE \(database) OWNER stc", database: "postgres")
-            defer { _ = try? Support.psql("DROP DATABASE \(database) WITH (FORCE)", database: "postgres") }
-            var configuration = try PostgresStoreConfiguration(url: Support.socketURL())
-            configuration.database = database
-            let name = Support.uniqueGroup("upgrade")
-            let cache = try TokenCache(
-                clientId: Fixtures.clientA,
-                group: CacheGroup.open(name, postgres: configuration, configuration: Self.configuration()))
-            try cache.store(Fixtures.response(), for: Fixtures.request())
-            // Back to what version 1 made: no horizon, and PostgreSQL's own storage for records.
-            try Support.psql(
-                """
-                ALTER TABLE stc_groups DROP COLUMN horizon; ALTER TABLE stc_rows RESET (toast_tuple_target);
-                ALTER TABLE stc_rows ALTER COLUMN sealed SET STORAGE EXTENDED; UPDATE stc_schema SET version = 1
-                """, database: database)
-            var later = configuration
-            later.maximumConnections = 5  // another database object: it checks the tables again
-            let reopened = try TokenCache(
-                clientId: Fixtures.clientA, group: CacheGroup.open(name, postgres: later, configuration: Self.configuration()))
-            let account = try #require(try reopened.accounts().first)
-            #expect(try reopened.accessToken(for: ["User.Read"], account: account)?.token.secret == "at-secret")
-            #expect(try Support.psql("SELECT version FROM stc_schema", database: database).hasPrefix("\(PostgresSchema.version)"))
-            #expect(try Support.psql("SELECT horizon FROM stc_groups", database: database).hasPrefix("0"))
-            #expect(try Self.recordStorage(in: database) == "e|{toast_tuple_target=8160}")
+            try Self.inOwnDatabase("stc_upgrade") { database, configuration in
+                let name = Support.uniqueGroup("upgrade")
+                let cache = try TokenCache(
+                    clientId: Fixtures.clientA,
+                    group: CacheGroup.open(name, postgres: configuration, configuration: Self.configuration()))
+                try cache.store(Fixtures.response(), for: Fixtures.request())
+                // Back to what version 1 made: no horizon, and PostgreSQL's own storage for records.
+                try Support.psql(
+                    """
+                    ALTER TABLE stc_groups DROP COLUMN horizon; ALTER TABLE stc_rows RESET (toast_tuple_target);
+                    ALTER TABLE stc_rows ALTER COLUMN sealed SET STORAGE EXTENDED; UPDATE stc_schema SET version = 1
+                    """, database: database)
+                var later = configuration
+                later.maximumConnections = 5  // another database object: it checks the tables again
+                let reopened = try TokenCache(
+                    clientId: Fixtures.clientA, group: CacheGroup.open(name, postgres: later, configuration: Self.configuration())
+                )
+                let account = try #require(try reopened.accounts().first)
+                #expect(try reopened.accessToken(for: ["User.Read"], account: account)?.token.secret == "at-secret")
+                #expect(
+                    try Support.psql("SELECT version FROM stc_schema", database: database).hasPrefix("\(PostgresSchema.version)"))
+                #expect(try Support.psql("SELECT horizon FROM stc_groups", database: database).hasPrefix("0"))
+                #expect(try Self.recordStorage(in: database) == "e|{toast_tuple_target=8160}")
+            }
         }
 
         /// A record of several kilobytes (a large access token) stays in its row, uncompressed:
         /// none goes to the TOAST table, which a partition load would read besides the row.
         @Test func aLargeRecordStaysInItsRow() throws {
-            let database = "stc_storage_\(UUID().uuidString.prefix(8).lowercased())"
+            try Self.inOwnDatabase("stc_storage") { database, configuration in
+                let cache = try TokenCache(
+                    clientId: Fixtures.clientA,
+                    group: CacheGroup.open(
+                        Support.uniqueGroup("storage"), postgres: configuration, configuration: Self.configuration()))
+                // Random, so that it would not compress either.
+                let large = (0..<4_000).map { _ in String(UInt8.random(in: 0...15), radix: 16) }.joined()
+                try cache.store(Fixtures.response(accessToken: large), for: Fixtures.request())
+                let account = try #require(try cache.accounts().first)
+                #expect(try cache.accessToken(for: ["User.Read"], account: account)?.token.secret == large)
+                #expect(try Self.recordStorage(in: database) == "e|{toast_tuple_target=8160}")
+                let sizes = try Support.psql(
+                    """
+                    SELECT max(octet_length(sealed)) > 4000, pg_relation_size(reltoastrelid)
+                    FROM stc_rows, pg_class WHERE relname = 'stc_rows' GROUP BY reltoastrelid
+                    """, database: database)
+                #expect(sizes.hasPrefix("t|0"), "the large record went to the TOAST table: \(sizes)")
+            }
+        }
+
+        /// Runs `body` with a configuration for a database of its own (owned by the tests' role),
+        /// named after `prefix`, and drops the database afterwards.
+        private static func inOwnDatabase(
+            _ prefix: String, _ body: (_ database: String, _ configuration: PostgresStoreConfiguration) throws -> Void
+        ) throws {
+            let database = "\(prefix)_\(UUID().uuidString.prefix(8).lowercased())"
             try Support.psql("CREATE DATABASE \(database) OWNER stc", database: "postgres")
             defer { _ = try? Support.psql("DROP DATABASE \(database) WITH (FORCE)", database: "postgres") }
             var configuration = try PostgresStoreConfiguration(url: Support.socketURL())
             configuration.database = database
-            let cache = try TokenCache(
-                clientId: Fixtures.clientA,
-                group: CacheGroup.open(
-                    Support.uniqueGroup("storage"), postgres: configuration, configuration: Self.configuration()))
-            // Random, so that it would not compress either.
-            let large = (0..<4_000).map { _ in String(UInt8.random(in: 0...15), radix: 16) }.joined()
-            try cache.store(Fixtures.response(accessToken: large), for: Fixtures.request())
-            let account = try #require(try cache.accounts().first)
-            #expect(try cache.accessToken(for: ["User.Read"], account: account)?.token.secret == large)
-            #expect(try Self.recordStorage(in: database) == "e|{toast_tuple_target=8160}")
-            let sizes = try Support.psql(
-                """
-                SELECT max(octet_length(sealed)) > 4000, pg_relation_size(reltoastrelid)
-                FROM stc_rows, pg_class WHERE relname = 'stc_rows' GROUP BY reltoastrelid
-                """, database: database)
-            #expect(sizes.hasPrefix("t|0"), "the large record went to the TOAST table: \(sizes)")
+            try body(database, configuration)
         }
 
         /// How `stc_rows` stores its records: the storage of `sealed` and the table's options.
@@ -622,49 +631,44 @@
         /// happened and what to do (nothing is kept: this is no outage), and its lookups of what it
         /// holds are still served.
         @Test func aTableDroppedWhileRunningIsATypedError() throws {
-            let database = "stc_dropped_\(UUID().uuidString.prefix(8).lowercased())"
-            try Support.psql("CREATE DATABASE \(database) OWNER stc", database: "postgres")
-            defer { _ = try? Support.psql("DROP DATABASE \(database) WITH (FORCE)", database: "postgres") }
-            var configuration = try PostgresStoreConfiguration(url: Support.socketURL())
-            configuration.database = database
-            let group = try CacheGroup.open(
-                Support.uniqueGroup("dropped"), postgres: configuration, configuration: Self.configuration())
-            let cache = try TokenCache(clientId: Fixtures.clientA, group: group)
-            try cache.store(Fixtures.response(), for: Fixtures.request())
-            let account = try #require(try cache.accounts().first)
-            try Support.psql("DROP TABLE stc_rows", database: database)
-            var error: TokenCacheError?
-            do {
-                try cache.store(
-                    Fixtures.response(accessToken: "at-after-drop", scope: "Mail.Read"),
-                    for: Fixtures.request(scopes: ["Mail.Read"]))
-            } catch let caught as TokenCacheError {
-                error = caught
+            try Self.inOwnDatabase("stc_dropped") { database, configuration in
+                let group = try CacheGroup.open(
+                    Support.uniqueGroup("dropped"), postgres: configuration, configuration: Self.configuration())
+                let cache = try TokenCache(clientId: Fixtures.clientA, group: group)
+                try cache.store(Fixtures.response(), for: Fixtures.request())
+                let account = try #require(try cache.accounts().first)
+                try Support.psql("DROP TABLE stc_rows", database: database)
+                var error: TokenCacheError?
+                do {
+                    try cache.store(
+                        Fixtures.response(accessToken: "at-after-drop", scope: "Mail.Read"),
+                        for: Fixtures.request(scopes: ["Mail.Read"]))
+                } catch let caught as TokenCacheError {
+                    error = caught
+                }
+                #expect(error?.code == .databaseFailure, "\(String(describing: error))")
+                #expect(
+                    error?.message.contains("missing") == true && error?.message.contains("dropped") == true,
+                    "\(String(describing: error))")
+                #expect(group.pendingWrites == 0)
+                #expect(try cache.accessToken(for: ["User.Read"], account: account)?.token.secret == "at-secret")
             }
-            #expect(error?.code == .databaseFailure, "\(String(describing: error))")
-            #expect(
-                error?.message.contains("missing") == true && error?.message.contains("dropped") == true,
-                "\(String(describing: error))")
-            #expect(group.pendingWrites == 0)
-            #expect(try cache.accessToken(for: ["User.Read"], account: account)?.token.secret == "at-secret")
         }
 
         /// Tables made by a newer version of the library are refused, and left as they are.
         @Test func aNewerSchemaIsUnsupportedFormat() throws {
-            let database = "stc_newer_\(UUID().uuidString.prefix(8).lowercased())"
-            try Support.psql("CREATE DATABASE \(database) OWNER stc", database: "postgres")
-            defer { _ = try? Support.psql("DROP DATABASE \(database) WITH (FORCE)", database: "postgres") }
-            var configuration = try PostgresStoreConfiguration(url: Support.socketURL())
-            configuration.database = database
-            _ = try CacheGroup.open(Support.uniqueGroup("newer"), postgres: configuration, configuration: Self.configuration())
-            try Support.psql("UPDATE stc_schema SET version = 99", database: database)
-            var other = configuration
-            other.maximumConnections = 3  // another configuration: another database object, which checks again
-            let error = #expect(throws: TokenCacheError.self) {
-                _ = try CacheGroup.open(Support.uniqueGroup("newer"), postgres: other, configuration: Self.configuration())
+            try Self.inOwnDatabase("stc_newer") { database, configuration in
+                _ = try CacheGroup.open(
+                    Support.uniqueGroup("newer"), postgres: configuration, configuration: Self.configuration())
+                try Support.psql("UPDATE stc_schema SET version = 99", database: database)
+                var other = configuration
+                other.maximumConnections = 3  // another configuration: another database object, which checks again
+                let error = #expect(throws: TokenCacheError.self) {
+                    _ = try CacheGroup.open(Support.uniqueGroup("newer"), postgres: other, configuration: Self.configuration())
+                }
+                #expect(error?.code == .unsupportedFormat, "\(String(describing: error))")
+                #expect(try Support.psql("SELECT version FROM stc_schema", database: database).hasPrefix("99"))
             }
-            #expect(error?.code == .unsupportedFormat, "\(String(describing: error))")
-            #expect(try Support.psql("SELECT version FROM stc_schema", database: database).hasPrefix("99"))
         }
 
         /// The README's SQL for a DBA, run as it stands: a role with only those grants opens a group,
