@@ -100,9 +100,15 @@ enum PostgresSchema {
         4: storageStatements,
     ]
 
+    /// The oldest version this library uses as it is. The upgrades after it change only how
+    /// PostgreSQL stores the rows, so a role that may not make them (the tables belong to a DBA)
+    /// uses the tables as they are, and a warning says what their owner may run.
+    static let oldestUsable = 3
+
     /// Creates the tables when the database has none, upgrades those of an older version, and
     /// refuses those of a newer one. Without `creating` (a command that only reads or removes), it
-    /// changes nothing: no tables is ``TokenCacheError/Code/notFound``, older ones are refused.
+    /// changes nothing: no tables is ``TokenCacheError/Code/notFound``, tables older than
+    /// ``oldestUsable`` are refused.
     static func prepare(_ connection: PostgresConnection, creating: Bool = true, logger: Logger) async throws {
         try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
         let existing = try await connection.query("SELECT to_regclass('stc_schema') IS NOT NULL", logger: logger)
@@ -127,18 +133,13 @@ enum PostgresSchema {
             }
             if found == version { return }
             guard creating else {
+                if found >= oldestUsable { return }
                 throw TokenCacheError(
                     .unsupportedFormat,
                     "the database's token cache tables are version \(found), older than this library's \(version); "
                         + "open the group once from an instance of this version, which upgrades them")
             }
-            for step in (found + 1)...version {
-                for statement in upgrades[step] ?? [] {
-                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
-                }
-            }
-            try await connection.query("UPDATE stc_schema SET version = \(version)", logger: logger)
-            logger.notice("upgraded the token cache tables from schema version \(found) to \(version)")
+            try await upgrade(connection, from: found, logger: logger)
             return
         }
         guard creating else {
@@ -149,5 +150,44 @@ enum PostgresSchema {
             "INSERT INTO stc_schema (version) VALUES (\(version)) ON CONFLICT (only_row) DO UPDATE SET version = excluded.version",
             logger: logger)
         logger.notice("created the token cache tables (schema version \(version))")
+    }
+
+    /// Takes the tables from version `found` towards ``version``, one step at a time, and records
+    /// the version reached. A step after ``oldestUsable`` that the role may not make (it does not
+    /// own the tables) is rolled back, and the tables are used as they are: the warning lists what
+    /// their owner may run. A step before it is needed: then the error says who must make it.
+    private static func upgrade(_ connection: PostgresConnection, from found: Int, logger: Logger) async throws {
+        var reached = found
+        for step in (found + 1)...version {
+            let statements = upgrades[step] ?? []
+            let optional = step > oldestUsable
+            if optional { try await connection.query("SAVEPOINT stc_upgrade", logger: logger) }
+            do {
+                for statement in statements {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
+            } catch let error as PSQLError where error.serverInfo?[.sqlState] == "42501" {
+                let owner = (statements + ["UPDATE stc_schema SET version = \(step)"]).joined(separator: "; ")
+                guard optional else {
+                    throw TokenCacheError(
+                        .databaseFailure,
+                        "the database's token cache tables are version \(found) and this library needs version "
+                            + "\(oldestUsable), but its role may not upgrade them (\(error.serverInfo?[.message] ?? "")); "
+                            + "have their owner open a group once with this version, which upgrades them")
+                }
+                try await connection.query("ROLLBACK TO SAVEPOINT stc_upgrade", logger: logger)
+                let warning =
+                    "the token cache tables are version \(reached), and this role may not upgrade them; they are used "
+                    + "as they are, but rows are stored as PostgreSQL stores them by default: have the tables' owner run: "
+                    + owner
+                logger.warning("\(warning)")
+                break
+            }
+            if optional { try await connection.query("RELEASE SAVEPOINT stc_upgrade", logger: logger) }
+            reached = step
+        }
+        guard reached > found else { return }
+        try await connection.query("UPDATE stc_schema SET version = \(reached)", logger: logger)
+        logger.notice("upgraded the token cache tables from schema version \(found) to \(reached)")
     }
 }

@@ -1,6 +1,7 @@
 #if canImport(SecureTokenCachePostgres)
     import Foundation
     import Glibc
+    import Logging
     import Synchronization
     import TestSupport
     import Testing
@@ -674,6 +675,69 @@
         /// The README's SQL for a DBA, run as it stands: a role with only those grants opens a group,
         /// writes and reads it, in tables the DBA made.
         @Test func theReadmesGrantsAreEnough() throws {
+            try Self.inDBADatabase { _, configuration, sql in
+                let group = try CacheGroup.open(
+                    Support.uniqueGroup("dba"), postgres: configuration, configuration: Self.configuration())
+                let cache = try TokenCache(clientId: Fixtures.clientA, group: group)
+                try cache.store(Fixtures.response(), for: Fixtures.request())
+                let account = try #require(try cache.accounts().first)
+                #expect(try cache.accessToken(for: ["User.Read"], account: account)?.token.secret == "at-secret")
+                // And the README's tables are the library's, statement for statement.
+                let squash = { (text: String) in text.filter { !$0.isWhitespace } }
+                #expect(sql.contains("INSERT INTO stc_schema (version) VALUES (\(PostgresSchema.version));"))
+                for statement in PostgresSchema.statements {
+                    #expect(squash(sql).contains(squash(statement)), "\(statement)")
+                }
+            }
+        }
+
+        /// Version 3 tables a DBA made, opened by a role that may not upgrade them: the role uses
+        /// them as they are, the version stays, and the warning names the statements (the README's
+        /// too) that their owner then runs to upgrade them.
+        @Test func aRoleThatMayNotUpgradeUsesTheTablesAsTheyAre() throws {
+            try Self.inDBADatabase { database, configuration, _ in
+                try Support.psql(
+                    """
+                    ALTER TABLE stc_rows RESET (toast_tuple_target); ALTER TABLE stc_rows ALTER COLUMN sealed SET STORAGE EXTENDED;
+                    UPDATE stc_schema SET version = 3
+                    """, database: database)
+                let log = CapturedLog()
+                var cacheConfiguration = Self.configuration()
+                cacheConfiguration.logger = log.logger
+                let name = Support.uniqueGroup("dba-old")
+                let cache = try TokenCache(
+                    clientId: Fixtures.clientA,
+                    group: CacheGroup.open(name, postgres: configuration, configuration: cacheConfiguration))
+                try cache.store(Fixtures.response(), for: Fixtures.request())
+                let account = try #require(try cache.accounts().first)
+                #expect(try cache.accessToken(for: ["User.Read"], account: account)?.token.secret == "at-secret")
+                #expect(try Support.psql("SELECT version FROM stc_schema", database: database).hasPrefix("3"))
+                #expect(try Self.recordStorage(in: database) == "x|")
+                let warning = try #require(log.messages.first { $0.level == .warning && $0.message.contains("stc_schema") })
+                let statements = try #require(warning.message.firstRange(of: "run: ").map { warning.message[$0.upperBound...] })
+                let readme = try String(contentsOf: PackageRoot.url.appendingPathComponent("README.md"), encoding: .utf8)
+                for statement in statements.split(separator: "; ") {
+                    #expect(readme.contains(statement + ";"), "the README's upgrade for DBAs lacks \(statement)")
+                }
+                try Support.psql(String(statements), database: database)
+                var later = configuration
+                later.maximumConnections = 6  // another database object: it checks the tables again
+                let reopened = try TokenCache(
+                    clientId: Fixtures.clientA, group: CacheGroup.open(name, postgres: later, configuration: Self.configuration())
+                )
+                #expect(try reopened.accessToken(for: ["User.Read"], account: account)?.token.secret == "at-secret")
+                #expect(
+                    try Support.psql("SELECT version FROM stc_schema", database: database).hasPrefix("\(PostgresSchema.version)"))
+                #expect(try Self.recordStorage(in: database) == "e|{toast_tuple_target=8160}")
+            }
+        }
+
+        /// Runs `body` in a database of its own where the README's SQL for a DBA ran as it stands,
+        /// as a role with only the README's grants: `body` gets the database, a configuration that
+        /// logs in as that role, and the SQL. The database and the role are dropped afterwards.
+        private static func inDBADatabase(
+            _ body: (_ database: String, _ configuration: PostgresStoreConfiguration, _ sql: String) throws -> Void
+        ) throws {
             let readme = try String(contentsOf: PackageRoot.url.appendingPathComponent("README.md"), encoding: .utf8)
             let block = try #require(readme.firstRange(of: "```sql\n").map { readme[$0.upperBound...] })
             let sql = String(try #require(block.firstRange(of: "```").map { block[..<$0.lowerBound] }))
@@ -693,18 +757,7 @@
             configuration.username = role
             configuration.password = password
             configuration.database = database
-            let group = try CacheGroup.open(
-                Support.uniqueGroup("dba"), postgres: configuration, configuration: Self.configuration())
-            let cache = try TokenCache(clientId: Fixtures.clientA, group: group)
-            try cache.store(Fixtures.response(), for: Fixtures.request())
-            let account = try #require(try cache.accounts().first)
-            #expect(try cache.accessToken(for: ["User.Read"], account: account)?.token.secret == "at-secret")
-            // And the README's tables are the library's, statement for statement.
-            let squash = { (text: String) in text.filter { !$0.isWhitespace } }
-            #expect(sql.contains("INSERT INTO stc_schema (version) VALUES (\(PostgresSchema.version));"))
-            for statement in PostgresSchema.statements {
-                #expect(squash(sql).contains(squash(statement)), "\(statement)")
-            }
+            try body(database, configuration, sql)
         }
 
         @Test func aGroupWithoutAKeySourceIsRefused() throws {
