@@ -41,7 +41,8 @@ extension CacheGroup {
     /// a group, and should say a mistyped name or an empty database is not there.
     ///
     /// - Throws: `TokenCacheError`: `.notFound` when the database has no token cache tables or no
-    ///   such group (nothing is created); `.unsupportedFormat` for tables of another version; and
+    ///   such group (nothing is created); `.unsupportedFormat` for tables of a newer version, or
+    ///   older than the oldest this version uses as they are; and
     ///   what ``open(_:postgres:configuration:)`` throws.
     public static func openExisting(
         _ name: String, postgres: PostgresStoreConfiguration, configuration: CacheConfiguration

@@ -691,8 +691,8 @@
             }
         }
 
-        /// Version 3 tables a DBA made, opened by a role that may not upgrade them: the role uses
-        /// them as they are, the version stays, and the warning names the statements (the README's
+        /// Version 3 tables a DBA made, opened by a role that may not upgrade them: the role (and a
+        /// tool that only reads) uses them as they are, the version stays, and the warning names the statements (the README's
         /// too) that their owner then runs to upgrade them.
         @Test func aRoleThatMayNotUpgradeUsesTheTablesAsTheyAre() throws {
             try Self.inDBADatabase { database, configuration, _ in
@@ -713,6 +713,12 @@
                 #expect(try cache.accessToken(for: ["User.Read"], account: account)?.token.secret == "at-secret")
                 #expect(try Support.psql("SELECT version FROM stc_schema", database: database).hasPrefix("3"))
                 #expect(try Self.recordStorage(in: database) == "x|")
+                var reading = configuration
+                reading.maximumConnections = 7  // a database object of a tool that only reads
+                let tool = try TokenCache(
+                    clientId: Fixtures.clientA,
+                    group: CacheGroup.openExisting(name, postgres: reading, configuration: Self.configuration()))
+                #expect(try tool.accessToken(for: ["User.Read"], account: account)?.token.secret == "at-secret")
                 let warning = try #require(log.messages.first { $0.level == .warning && $0.message.contains("stc_schema") })
                 let statements = try #require(warning.message.firstRange(of: "run: ").map { warning.message[$0.upperBound...] })
                 let readme = try String(contentsOf: PackageRoot.url.appendingPathComponent("README.md"), encoding: .utf8)
