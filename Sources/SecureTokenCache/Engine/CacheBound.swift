@@ -22,7 +22,9 @@ final class CacheBound: Sendable {
         /// The store generation ``accounted`` reflects; `nil` before the first count.
         var generation: UInt64?
         /// When each entry was last used (an answer or a write) and what it is accounted as, by
-        /// its storage, which every copy of the entry shares.
+        /// its storage, which every copy of the entry shares. An entry's use goes as soon as the
+        /// entry leaves the group (replaced, deleted, evicted or dropped from memory): its storage
+        /// is then freed, and a new entry's storage at the same address must not inherit the use.
         var used: [ObjectIdentifier: Use] = [:]
     }
 
@@ -122,7 +124,11 @@ final class CacheBound: Sendable {
             if counted == generation {
                 for id in deleted where written[id] == nil { state.accounted -= cost(before[id]) }
                 for (id, bytes) in written { state.accounted += Self.cost(payloadBytes: bytes) - cost(before[id]) }
-            } else {
+            }
+            for id in deleted + written.keys {
+                if let gone = before[id] { state.used[gone.entry.storageIdentity] = nil }
+            }
+            if counted != generation {
                 // Another group on the same store wrote: count everything once.
                 state.accounted = transaction.index.entries.values.reduce(0) { $0 + Self.cost($1) }
             }
@@ -136,6 +142,7 @@ final class CacheBound: Sendable {
             for id in transaction.index.expiredAccessTokens(now: now) {
                 guard let stored = transaction.index[id] else { continue }
                 state.accounted -= cost(stored)
+                state.used[stored.entry.storageIdentity] = nil
                 transaction.delete(id)
                 settled.expired += 1
             }
@@ -152,6 +159,8 @@ final class CacheBound: Sendable {
         var lastUsed: UInt64 = 0
         var bytes = 0
         var ids: [EntryID] = []
+        /// Its entries' storage, whose uses go with the partition.
+        var identities: [ObjectIdentifier] = []
         var users: Set<String> = []
     }
 
@@ -177,6 +186,7 @@ final class CacheBound: Sendable {
             summary.lastUsed = max(summary.lastUsed, use.tick.load(ordering: .relaxed))
             summary.bytes += use.bytes
             summary.ids.append(stored.id)
+            summary.identities.append(identity)
             if partition.holder == .user, let home = stored.entry.homeAccount { summary.users.insert(home) }
             partitions[partition] = summary
         }
@@ -195,6 +205,7 @@ final class CacheBound: Sendable {
         for (_, partition) in partitions.sorted(by: { $0.value.lastUsed < $1.value.lastUsed }) {
             guard state.accounted > target, partition.lastUsed < sparing else { break }
             for id in partition.ids { transaction.delete(id) }
+            for identity in partition.identities { state.used[identity] = nil }
             // An evicted user is signed out of every client, as a cleared one is.
             for home in partition.users {
                 for client in transaction.index.clientStates.keys {
@@ -217,6 +228,28 @@ final class CacheBound: Sendable {
         state.withLock { $0.accounted += bytes }
     }
 
+    /// Forgets the uses of the entries of `index` that `update` (another writer's changes, or
+    /// partitions loaded) replaces or removes; a reload replaces them all.
+    func forget(leaving index: Index, by update: RecordCodec.DecodedUpdate) {
+        switch update {
+        case .unchanged: return
+        case .reload: state.withLock { $0.used = [:] }
+        case .changes(let changes):
+            var leaving: [ObjectIdentifier] = []
+            for change in changes {
+                switch change {
+                case .insert(let stored): if let old = index[stored.id] { leaving.append(old.entry.storageIdentity) }
+                case .remove(let id): if let old = index[id] { leaving.append(old.entry.storageIdentity) }
+                default: continue
+                }
+            }
+            guard !leaving.isEmpty else { return }
+            state.withLock { state in
+                for identity in leaving { state.used[identity] = nil }
+            }
+        }
+    }
+
     /// Whether the count has passed the limit, so that a plan may drop something.
     var mayExceedLimit: Bool { state.withLock { $0.accounted > limit } }
 
@@ -236,6 +269,7 @@ final class CacheBound: Sendable {
                 if sparing.contains(partition.storageKey) { continue }
                 dropped.append(partition)
                 ids += use.ids
+                for identity in use.identities { state.used[identity] = nil }
                 state.accounted -= use.bytes
             }
             return (dropped, ids)
@@ -249,6 +283,9 @@ final class CacheBound: Sendable {
 
     /// What the group's entries take now, as counted.
     var accountedBytes: Int { state.withLock { $0.accounted } }
+
+    /// How many entries' uses the bound keeps: never more than the entries the group holds.
+    var trackedUses: Int { state.withLock { $0.used.count } }
 
     /// What `stored` is accounted as.
     static func cost(_ stored: StoredEntry) -> Int {

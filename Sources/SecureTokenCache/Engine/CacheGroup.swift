@@ -249,6 +249,7 @@ public final class CacheGroup: Sendable {
     private func install(_ decoded: RecordCodec.DecodedUpdate, from cursor: StoreCursor, to next: StoreCursor) -> Snapshot? {
         current.withLock { installed -> Snapshot? in
             guard installed.cursor == cursor else { return nil }
+            bound?.forget(leaving: installed.index, by: decoded)
             if Snapshot.updatesInPlace, isKnownUniquelyReferenced(&installed) {
                 installed.advance(decoded, to: next)
             } else {

@@ -79,6 +79,24 @@ import Testing
         #expect(Int(evictions.totalValue) + (try group.index().count) >= 400 * 3)
     }
 
+    /// The bound keeps the use of an entry only while the group holds the entry: once a write
+    /// replaced it, a sign-out deleted it or an eviction took it, its storage is freed, and a new
+    /// entry whose storage takes the same address must not inherit its use and its size.
+    @Test func theBoundForgetsTheUseOfEveryEntryThatLeaves() throws {
+        let group = try Self.group(limit: 256 * 1024)
+        let cache = try TokenCache(clientId: Self.webAPI, group: group)
+        for number in 0..<200 {
+            try Self.storeToken(of: number, in: cache)
+            _ = try Self.token(of: number / 2, in: cache)
+            if number % 3 == 0 { try Self.storeToken(of: number / 3, in: cache) }  // a replacement
+            let held = try group.index().count
+            let tracked = try #require(group.bound?.trackedUses)
+            #expect(tracked <= held, "after caller \(number): \(tracked) uses kept for \(held) entries")
+        }
+        let evictions = try Self.metrics.expectCounter("securetokencache_evictions", [("group", group.name)])
+        #expect(evictions.totalValue > 0, "the test never evicted")
+    }
+
     /// A user's token answered again from the cache's remembered answers counts as a use: the
     /// users looked up since its first lookup are evicted before it.
     @Test func aRememberedAnswerCountsAsAUse() throws {

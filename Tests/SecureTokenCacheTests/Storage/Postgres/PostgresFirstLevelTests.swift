@@ -146,8 +146,11 @@
                 for user in 0..<400 {
                     let found = try reader.accessToken(for: ["User.Read"], account: Self.account(user))
                     #expect(found?.token.secret == "at-\(user)", "round \(round), user \(user)")
-                    let held = try group.index().entries.values.reduce(0) { $0 + CacheBound.cost($1) }
+                    let index = try group.index()
+                    let held = index.entries.values.reduce(0) { $0 + CacheBound.cost($1) }
                     #expect(held <= limit, "round \(round), user \(user): \(held) bytes held, limit \(limit)")
+                    // The uses of the entries dropped from memory went with them.
+                    #expect(group.bound?.trackedUses ?? .max <= index.count, "round \(round), user \(user)")
                 }
             }
             // The most recently used are the ones kept.
