@@ -226,32 +226,11 @@ enum RecordCodec {
     /// Below this many records, decoding on one thread is cheaper than starting others.
     static let parallelDecodingThreshold = 4_096
 
-    /// Decodes records in order; a large group (opening one, a reload) is decoded by one task
-    /// per processor (at most 4), each gathering its contiguous part of the records for filing,
-    /// and the parts are joined in order.
+    /// Decodes records in order; a large group (opening one, a reload) is decoded in parts
+    /// (``inParts(of:_:)``), each gathering its contiguous part of the records for filing, and
+    /// the parts are joined in order.
     static func decodeAll(_ records: [Record]) throws -> DecodedRecords {
-        let processors = min(4, Processors.online)
-        guard records.count >= parallelDecodingThreshold, processors > 1 else {
-            return try decode(records[...])
-        }
-        let ranges = parts(of: records, count: processors)
-        let chunks = Mutex([DecodedRecords?](repeating: nil, count: ranges.count))
-        let failure = Mutex<(any Error)?>(nil)
-        DispatchQueue.concurrentPerform(iterations: ranges.count) { chunk in
-            let range = ranges[chunk]
-            do {
-                let decoded = try decode(records[range], parallel: true)
-                chunks.withLock { $0[chunk] = decoded }
-            } catch {
-                failure.withLock { $0 = $0 ?? error }
-            }
-        }
-        if let error = failure.withLock({ $0 }) { throw error }
-        // Taken out of the lock, so that each part's arrays have one owner and move on.
-        var parts = chunks.withLock { chunks in
-            defer { chunks = [] }
-            return chunks.map { $0! }
-        }
+        var parts = try inParts(of: records) { range, parallel in try decode(records[range], parallel: parallel) }
         var (filing, others) = parts.removeFirst()
         while !parts.isEmpty {
             let part = parts.removeFirst()
@@ -259,6 +238,36 @@ enum RecordCodec {
             others += part.others
         }
         return (filing, others)
+    }
+
+    /// `body` run on contiguous parts of `records` that cost about the same (``parts(of:count:)``),
+    /// one task per processor (at most 4) for a large group, else on all of them at once; the
+    /// results in order. `body` is told whether other parts run at the same time. The first
+    /// error thrown is rethrown once every part is done.
+    static func inParts<Part: Sendable>(
+        of records: [Record], _ body: @Sendable (Range<Int>, _ parallel: Bool) throws -> Part
+    ) throws -> [Part] {
+        let processors = min(4, Processors.online)
+        guard records.count >= parallelDecodingThreshold, processors > 1 else {
+            return [try body(records.indices, false)]
+        }
+        let ranges = parts(of: records, count: processors)
+        let done = Mutex([Part?](repeating: nil, count: ranges.count))
+        let failure = Mutex<(any Error)?>(nil)
+        DispatchQueue.concurrentPerform(iterations: ranges.count) { part in
+            do {
+                let result = try body(ranges[part], true)
+                done.withLock { $0[part] = result }
+            } catch {
+                failure.withLock { $0 = $0 ?? error }
+            }
+        }
+        if let error = failure.withLock({ $0 }) { throw error }
+        // Taken out of the lock, so that each part's arrays have one owner and move on.
+        return done.withLock { done in
+            defer { done = [] }
+            return done.map { $0! }
+        }
     }
 
     /// `records` cut into `count` contiguous parts that cost about the same to decode and file.
