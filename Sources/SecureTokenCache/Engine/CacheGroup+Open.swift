@@ -62,6 +62,11 @@ extension CacheGroup {
     /// `.auto` in the file or keyring store): commands that only read or remove never create a
     /// group, a key file or a keyring item.
     ///
+    /// Such a group reads and authenticates its records when it opens, and files them into the
+    /// index its lookups read only when something first reads or writes through it:
+    /// ``statistics()`` counts the records without an index, which is most of the cost of
+    /// opening a large group.
+    ///
     /// - Throws: ``TokenCacheError/Code/notFound`` when the group does not exist, and the errors of
     ///   ``open(_:configuration:)``.
     public static func openExisting(_ name: String, configuration: CacheConfiguration = CacheConfiguration()) throws

@@ -89,6 +89,10 @@ public final class CacheGroup: Sendable {
     /// Why the store was chosen, when the opener knows better than the store.
     private let reason: String?
     private let current: Mutex<Snapshot>
+    /// What an open that only inspects the group read and has not filed into an index yet (see
+    /// `init`'s `filesOnFirstUse`): filed by the first read or write, counted where it is by
+    /// ``statistics()``. `nil` once filed, and for every other open.
+    private let unfiled: Mutex<Unfiled?>
     /// Serialises catching up, so concurrent readers replay another process's write once; holds
     /// the decoder catch-ups share, so that the account, cloud and scopes a write names again
     /// (a refresh names the same user every time) are parsed once, not once per catch-up.
@@ -108,10 +112,17 @@ public final class CacheGroup: Sendable {
         try! self.init(name: name, store: MemoryStore(name: name), memoryLimit: memoryLimit)
     }
 
+    /// Opens the group `store` holds.
+    ///
+    /// With `filesOnFirstUse` (an open for a command that may only inspect the group), the
+    /// records are read and authenticated now, and filed into an index by the first read or
+    /// write: ``statistics()`` counts them without an index, which in a large group is most of
+    /// an open's cost. A group with a memory limit, over a store that keeps part of it, or that
+    /// serves through a database outage always files at once.
     init(
         name: String, store: any CacheStore, clock: @escaping @Sendable () -> Int64 = CacheGroup.systemClock,
         reason: String? = nil, logger: Logger = .discarding, memoryLimit: Int? = nil,
-        whenDatabaseUnavailable: CacheConfiguration.DatabaseOutagePolicy = .fail
+        whenDatabaseUnavailable: CacheConfiguration.DatabaseOutagePolicy = .fail, filesOnFirstUse: Bool = false
     ) throws {
         self.name = name
         outagePolicy = whenDatabaseUnavailable
@@ -123,10 +134,36 @@ public final class CacheGroup: Sendable {
         self.clock = clock
         self.reason = reason
         let (records, cursor) = try store.load()
+        if filesOnFirstUse, partial == nil, bound == nil, whenDatabaseUnavailable == .fail {
+            unfiled = Mutex(Unfiled(records: records, cursor: cursor))
+            // No store reaches this cursor, so the first read catches up, which files the records.
+            current = Mutex(Snapshot(index: Index(), cursor: .unfiled))
+            return
+        }
+        unfiled = Mutex(nil)
         current = Mutex(Snapshot(index: try RecordCodec.build(records), cursor: cursor))
         // A large open decrypts and decodes every record into buffers it then frees.
         HeapTrim.after(handling: records.reduce(0) { $0 + $1.payload.count })
         if partial != nil { bound?.noteGrowth(Self.bytesPut(by: .reload(records, cursor))) }
+    }
+
+    /// A store's records as an open read them, and where the store was then.
+    private struct Unfiled: Sendable {
+        let records: [Record]
+        let cursor: StoreCursor
+    }
+
+    /// Files what the open read, if nothing has yet: before anything reads or writes `current`
+    /// (an open that files on first use installs an empty index at ``StoreCursor/unfiled``).
+    /// Concurrent callers wait for the one filing; a damaged record throws here, every time.
+    private func fileUnfiled() throws {
+        try unfiled.withLock { unfiled in
+            guard let read = unfiled else { return }
+            let index = try RecordCodec.build(read.records)
+            current.withLock { $0 = Snapshot(index: index, cursor: read.cursor) }
+            unfiled = nil
+            HeapTrim.after(handling: read.records.reduce(0) { $0 + $1.payload.count })
+        }
     }
 
     /// Seconds since the Unix epoch, from the system clock.
@@ -229,6 +266,7 @@ public final class CacheGroup: Sendable {
 
     private func catchUp() throws -> Snapshot {
         try catchUpLock.withLock { decoder in
+            try fileUnfiled()
             while true {
                 let cursor = current.withLock { $0.cursor }
                 let update = try store.update(since: cursor)
@@ -528,6 +566,7 @@ public final class CacheGroup: Sendable {
     {
         var touched: Set<String> = []
         do {
+            try fileUnfiled()
             let start = current.withLock { $0 }
             var caughtUp: Snapshot?
             var written: Index?
@@ -638,26 +677,17 @@ public final class CacheGroup: Sendable {
     }
 
     /// Counts of what the group holds.
+    ///
+    /// A group opened only to be inspected (``openExisting(_:configuration:)``) is counted from
+    /// the records its open read, without filing them into an index, unless it changed since.
     public func statistics() throws -> Statistics {
-        let index = try index()
         let now = clock()
-        // From the members as held, in one pass: making every entry a typed one to read two
-        // members would cost most of a large group's open again.
-        var expired = 0
-        var clients = Set<String>()
-        index.entries.forEachHeld { id, _, members in
-            guard id.kind != .account else { return }
-            clients.insert((members.string(.clientId) ?? "").asciiLowercased)
-            // As AccessToken reads it: a missing or unreadable expiry has expired.
-            if id.kind == .accessToken, members.value(.expiresOn)?.integerValue ?? 0 <= now { expired += 1 }
+        // Counted outside the lock: a first read files the records meanwhile without waiting for
+        // the count, and the records counted stay as the open read them.
+        if let read = unfiled.withLock({ $0 }), read.cursor.generation == store.currentGeneration() {
+            return try GroupCount(records: read.records, now: now).statistics(generation: read.cursor.generation)
         }
-        return Statistics(
-            countByKind: index.countByKind.filter { $0.value > 0 },
-            accounts: index.accountsByHome.count,
-            clients: clients.sorted(),
-            expiredAccessTokens: expired,
-            generation: store.currentGeneration()
-        )
+        return GroupCount(index: try index(), now: now).statistics(generation: store.currentGeneration())
     }
 
     /// Counts of what a group holds (for `cachetool status`).

@@ -10,4 +10,8 @@ struct StoreCursor: Sendable, Hashable {
 
     /// The cursor of a reader that has seen nothing.
     static let start = StoreCursor(generation: 0, epoch: 0, position: 0)
+
+    /// The cursor of a group's index before it filed what its open read: no store reaches it,
+    /// so the first read catches up (see ``CacheGroup``'s `filesOnFirstUse`).
+    static let unfiled = StoreCursor(generation: .max, epoch: .max, position: .max)
 }

@@ -104,15 +104,64 @@ import Testing
             let imported = try CacheGroup(name: "statistics", store: store, clock: { now })
             try imported.importMSAL(document)
             let loaded = try CacheGroup(name: "statistics", store: store, clock: { now })
-            for group in [imported, loaded] {
+            // Counted from the records its open read, before anything files them.
+            let counted = try CacheGroup(name: "statistics", store: store, clock: { now }, filesOnFirstUse: true)
+            let fromRecords = try counted.statistics()
+            for group in [imported, loaded, counted] {
                 let entries = try group.entries()
                 let statistics = try group.statistics()
                 let expired = entries.filter { $0.kind == .accessToken && $0.expiresOn! <= now }
                 #expect(statistics.expiredAccessTokens == expired.count)
                 #expect(statistics.clients == Set(entries.compactMap { $0.clientId?.lowercased() }).sorted())
                 #expect(statistics.clients.count > 1)
+                #expect(
+                    statistics.accounts
+                        == Set(
+                            entries.filter { $0.kind == .account }.map { $0.fields["home_account_id"]?.stringValue?.lowercased() }
+                        ).count)
+                #expect(statistics == fromRecords)
             }
         }
+    }
+
+    @Test func aGroupOpenedToBeInspectedFilesItsRecordsOnFirstUse() throws {
+        let store = MemoryStore(name: "inspected")
+        let writer = try CacheGroup(name: "inspected", store: store)
+        try writer.importMSAL(try Fixtures.vector("v2_two_accounts_two_tenants"))
+        let everything = try writer.entries()
+
+        let inspected = try CacheGroup(name: "inspected", store: store, filesOnFirstUse: true)
+        #expect(try inspected.statistics().countByKind.values.reduce(0, +) == everything.count)
+        // Another writer commits: the counts are then the index's, caught up.
+        try writer.importMSAL(try Fixtures.vector("v3_foci_two_clients"))
+        let now = try writer.entries()
+        #expect(now.count > everything.count)
+        #expect(try inspected.statistics() == (try writer.statistics()))
+        #expect(try inspected.entries() == now)
+
+        // A write is the first use of another such group: it files what its open read first.
+        let cleared = try CacheGroup(name: "inspected", store: store, filesOnFirstUse: true)
+        let removed = try cleared.clear(.client("22222222-aaaa-4bbb-8ccc-000000000002"))
+        #expect(!removed.isEmpty)
+        #expect(try cleared.entries().count == now.count - removed.count)
+        #expect(try writer.entries() == (try cleared.entries()))
+    }
+
+    @Test func aDamagedRecordFailsTheCountAsItFailsTheOpen() throws {
+        let store = MemoryStore(name: "damaged")
+        let writer = try CacheGroup(name: "damaged", store: store)
+        try writer.importMSAL(try Fixtures.vector("v2_two_accounts_two_tenants"))
+        let victim = try #require(try writer.index().entries.values.first { $0.id.kind == .refreshToken })
+        var record = RecordCodec.record(victim)
+        record.payload[record.payload.startIndex] = EntryPayload.version + 1
+        _ = try store.transact(since: store.load().1) { _ in [.put(record)] }
+
+        let opened = #expect(throws: TokenCacheError.self) { try CacheGroup(name: "damaged", store: store) }
+        let inspected = try CacheGroup(name: "damaged", store: store, filesOnFirstUse: true)
+        let counted = #expect(throws: TokenCacheError.self) { try inspected.statistics() }
+        let listed = #expect(throws: TokenCacheError.self) { try inspected.entries() }
+        #expect(opened?.code == .unsupportedFormat)
+        #expect(counted?.code == opened?.code && listed?.code == opened?.code)
     }
 
     @Test func clearExpiredAndAll() throws {

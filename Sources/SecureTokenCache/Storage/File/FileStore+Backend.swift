@@ -35,7 +35,9 @@ extension CacheGroup {
         let keys = try source.makeProvider(group: name, configuration: configuration)
         let store = try FileStore(
             group: name, keyProvider: keys, root: root, lockTimeout: configuration.lockTimeout, logger: configuration.logger)
-        return try CacheGroup(name: name, store: store, reason: reason + keyReason, logger: configuration.logger)
+        return try CacheGroup(
+            name: name, store: store, reason: reason + keyReason, logger: configuration.logger,
+            filesOnFirstUse: configuration.opensExistingOnly)
     }
 
     /// Where the key of the file group `name` comes from: the configured source, else the Secret

@@ -42,7 +42,9 @@ extension CacheGroup {
         if !exists(marker), let fd = try? SystemCall.open(marker, O_WRONLY | O_CREAT | O_NOFOLLOW, 0o600, "marking the group") {
             SystemCall.close(fd)
         }
-        return try CacheGroup(name: name, store: store, reason: reason, logger: configuration.logger)
+        return try CacheGroup(
+            name: name, store: store, reason: reason, logger: configuration.logger,
+            filesOnFirstUse: configuration.opensExistingOnly)
     }
 
     /// The marker that says a group lives in the Secret Service (an empty 0600 file beside the
