@@ -14,9 +14,20 @@ enum HugePages {
         buffer.append(0)
         let base = buffer.withUnsafeMutableBufferPointer { UInt(bitPattern: $0.baseAddress) }
         buffer.removeAll(keepingCapacity: true)
+        advise(base: base, count: buffer.capacity)
+    }
+
+    /// Advises huge pages for the whole 2 MB pages inside `buffer`, which nothing has written yet
+    /// (a read's destination).
+    static func advise(_ buffer: UnsafeMutableRawBufferPointer) {
+        guard buffer.count >= threshold, let address = buffer.baseAddress else { return }
+        advise(base: UInt(bitPattern: address), count: buffer.count)
+    }
+
+    private static func advise(base: UInt, count: Int) {
         let page: UInt = 2 << 20
         let start = (base + page - 1) & ~(page - 1)
-        let end = (base + UInt(buffer.capacity)) & ~(page - 1)
+        let end = (base + UInt(count)) & ~(page - 1)
         guard end > start else { return }
         _ = madvise(UnsafeMutableRawPointer(bitPattern: start), Int(end - start), MADV_HUGEPAGE)
     }

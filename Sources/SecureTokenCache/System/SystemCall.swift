@@ -90,6 +90,7 @@ enum SystemCall {
     static func pread(_ fd: Int32, count: Int, at offset: UInt64, _ what: String) throws -> [UInt8] {
         try [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
             initialized = 0
+            HugePages.advise(UnsafeMutableRawBufferPointer(buffer))
             initialized = try pread(fd, into: UnsafeMutableRawBufferPointer(buffer), at: offset, what)
         }
     }
