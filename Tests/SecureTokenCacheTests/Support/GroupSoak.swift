@@ -107,7 +107,8 @@ struct GroupSoak {
                     figures.restarts += 1
                     continue
                 }
-                try #require(output.last == "done \(assigned[worker])", "worker \(worker) failed: \(output.suffix(3))")
+                try #require(
+                    output.last == "done \(assigned[worker])", "worker \(worker) failed: \(output.suffix(3)), \(helper.ending)")
                 try #require(
                     journals[worker].completedOperations == operationsPerWorker,
                     "worker \(worker) stopped after \(journals[worker].completedOperations) operations")

@@ -30,12 +30,28 @@ let helperPassphrase: any KeyProvider = try! PassphraseKeyProvider(passphrase: "
 final class Helper: @unchecked Sendable {
     let process = Process()
     let output = Pipe()
+    /// Where its standard error goes: a file, not a pipe, so that a long crash report can never
+    /// block it while the test reads its standard output.
+    private let errors: String
 
     init(_ arguments: [String]) throws {
         process.executableURL = URL(fileURLWithPath: try #require(testHelperPath, "stc-testhelper not found next to the tests"))
         process.arguments = arguments
         process.standardOutput = output
+        errors = NSTemporaryDirectory() + "/stc-helper-\(UUID().uuidString).err"
+        try #require(FileManager.default.createFile(atPath: errors, contents: nil))
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errors))
         try process.run()
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: errors) }
+
+    /// How a finished helper ended, and the last lines it wrote to standard error: for the
+    /// message of a test that did not expect it to end so.
+    var ending: String {
+        let how = process.terminationReason == .uncaughtSignal ? "signal" : "exit status"
+        let lines = (try? String(contentsOfFile: errors, encoding: .utf8))?.split(separator: "\n").suffix(12) ?? []
+        return "\(how) \(process.terminationStatus); standard error: \(lines.isEmpty ? "nothing" : lines.joined(separator: "\n"))"
     }
 
     /// Waits for the process and returns its stdout lines.
