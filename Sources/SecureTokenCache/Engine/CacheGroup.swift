@@ -187,6 +187,15 @@ public final class CacheGroup: Sendable {
     /// The group's generation: bumped by every commit of any process.
     public var generation: UInt64 { store.currentGeneration() }
 
+    /// The name ``RefreshLock`` knows the group by in this process: its name when its folder or
+    /// its database's locks make the lock every process's, else (a group in this process's
+    /// memory) its name and its store's identity, so that two memory groups of one name (every
+    /// `CacheGroup(inMemory:)` takes the default one) never wait for each other's refreshes.
+    var refreshLockName: String {
+        guard store.groupDirectory == nil, store.groupLocks == nil else { return name }
+        return "\(name)\n\(UInt(bitPattern: ObjectIdentifier(store)))"
+    }
+
     /// The bytes a bounded group's entries take as its ``CacheConfiguration/memoryLimit``
     /// counts them (at most the limit after every write); `nil` for a group without a limit.
     public var memoryUse: Int? { bound?.accountedBytes }

@@ -253,7 +253,7 @@ public struct ConfidentialClient: Sendable {
         let lockWait = timeout * 3 + .seconds(5)
         let work: @Sendable () async throws -> Acquired = {
             try await RefreshLock.shared.withLock(
-                group: group.name, directory: group.store.groupDirectory, locks: group.store.groupLocks,
+                group: group.refreshLockName, directory: group.store.groupDirectory, locks: group.store.groupLocks,
                 key: lockKey, timeout: lockWait
             ) {
                 // Another process may have stored the token while this one waited for the lock.

@@ -130,7 +130,7 @@ extension TokenCache {
         forceRefresh: Bool, endpoint: any TokenEndpointClient, timeout: Duration
     ) async throws -> AuthenticationResult? {
         try await RefreshLock.shared.withLock(
-            group: group.name, directory: group.store.groupDirectory, locks: group.store.groupLocks,
+            group: group.refreshLockName, directory: group.store.groupDirectory, locks: group.store.groupLocks,
             key: lockKey, timeout: lockWait
         ) {
             if account.isLegacy, try migratedAccount(replacing: account) != nil { return nil }

@@ -59,6 +59,46 @@ import Testing
         }
     }
 
+    /// A token endpoint that holds every request until ``open()``: app tokens numbered by request.
+    final class GatedEndpoint: TokenEndpointClient {
+        private let answers = CountingEndpoint.appTokens(delay: .zero)
+        private let state = Mutex<(arrived: Int, open: Bool, held: [CheckedContinuation<Void, Never>])>((0, false, []))
+
+        /// How many requests have arrived, held or answered.
+        var arrived: Int { state.withLock { $0.arrived } }
+
+        /// Answers the held requests and every later one at once.
+        func open() {
+            let held = state.withLock { state in
+                state.open = true
+                defer { state.held = [] }
+                return state.held
+            }
+            for request in held { request.resume() }
+        }
+
+        func redeem(refreshToken: String, clientId: String, scopes: Scopes, endpoint: String, timeout: Duration) async throws
+            -> TokenResponse
+        {
+            throw TokenCacheError(.invalidArgument, "no refresh tokens here")
+        }
+
+        func requestToken(grant: ConfidentialGrant, clientId: String, scopes: Scopes, endpoint: String, timeout: Duration)
+            async throws -> TokenResponse
+        {
+            await withCheckedContinuation { request in
+                let open = state.withLock { state in
+                    state.arrived += 1
+                    if !state.open { state.held.append(request) }
+                    return state.open
+                }
+                if open { request.resume() }
+            }
+            return try await answers.requestToken(
+                grant: grant, clientId: clientId, scopes: scopes, endpoint: endpoint, timeout: timeout)
+        }
+    }
+
     static let graph: Scopes = ["https://graph.microsoft.com/.default"]
     static let secret = ClientCredential.secret("s3cret-value")
 
@@ -169,6 +209,30 @@ import Testing
         let stillServed = try await client.acquireAppToken(for: Self.graph, authority: authority, credential: Self.secret)
         #expect(stillServed.isFromCache && stillServed.token.secret == "at-2")
         try await Self.waitUntil { endpoint.requests == 3 }
+    }
+
+    /// Two groups in memory with one name (every `CacheGroup(inMemory:)` takes the default one)
+    /// are two groups: a request for a token in one never waits for the same request in the
+    /// other, which holds the refresh lock meanwhile.
+    @Test func memoryGroupsOfOneNameDoNotWaitForEachOthersRequests() async throws {
+        let authority = try AppTokenTests.authority()
+        let held = GatedEndpoint()
+        let first = ConfidentialClient(
+            cache: try AppTokenTests.cache(CacheGroup(inMemory: "one-name")), credentialKind: .secret, endpoint: held,
+            timeout: .seconds(1))
+        let waiting = Task { try await first.acquireAppToken(for: Self.graph, authority: authority, credential: Self.secret) }
+        try await Self.waitUntil { held.arrived == 1 }
+
+        let other = CountingEndpoint.appTokens()
+        let second = ConfidentialClient(
+            cache: try AppTokenTests.cache(CacheGroup(inMemory: "one-name")), credentialKind: .secret, endpoint: other,
+            timeout: .seconds(1))
+        let answered = try await second.acquireAppToken(for: Self.graph, authority: authority, credential: Self.secret)
+        #expect(!answered.isFromCache && answered.token.secret == "at-1" && other.requests == 1)
+        #expect(held.arrived == 1, "the first group's request is still held")
+
+        held.open()
+        #expect(try await waiting.value.token.secret == "at-1")
     }
 
     @Test(arguments: [ClientCredential.Kind.secret, .certificate])
