@@ -44,7 +44,13 @@ struct GroupChangesStatement: PostgresPreparedStatement {
         return bindings
     }
 
-    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+    func decodeRow(_ row: PostgresRow) throws -> Row {
+        var cells = CellReader(row)
+        return (
+            try cells.bytes(), try cells.int64(), try cells.int64(), try cells.int64(), try cells.optionalBytes(),
+            try cells.optionalInt64(), try cells.optionalBool(), try cells.optionalBytes(), try cells.optionalBytes()
+        )
+    }
 
     /// Runs the statement on a connection of `client`'s pool: the head (`nil` when the group has
     /// none) and the rows.

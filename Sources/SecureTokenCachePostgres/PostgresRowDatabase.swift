@@ -474,9 +474,11 @@ final class PostgresRowDatabase: RowDatabase {
 
     private static func decodeRows(_ result: PostgresRowSequence) async throws -> [SealedRow] {
         var rows: [SealedRow] = []
-        for try await (name, version, deleted, sealed, part) in result.decode(
-            (ByteBuffer, Int64, Bool, ByteBuffer, ByteBuffer?).self)
-        {
+        for try await row in result {
+            var cells = CellReader(row)
+            let (name, version, deleted, sealed, part) = (
+                try cells.bytes(), try cells.int64(), try cells.bool(), try cells.bytes(), try cells.optionalBytes()
+            )
             rows.append(
                 SealedRow(
                     name: Array(name.readableBytesView), version: UInt64(version), isDeletion: deleted,
