@@ -35,12 +35,25 @@ struct ChangeLayer<Key: Hashable, Value> {
         inBase ? changes.updateValue(nil, forKey: key) : changes.removeValue(forKey: key)
     }
 
+    /// Takes `key`'s change out of the layer, so that the caller holds the only reference to a
+    /// changed value; returns it (`nil`: it had none). The caller puts the key back with
+    /// ``set(_:forKey:)`` or ``remove(_:inBase:)``; the count is the same as before.
+    mutating func take(_ key: Key) -> Value?? {
+        changes.isEmpty ? nil : changes.removeValue(forKey: key)
+    }
+
     /// `previous`, the value the map had for a key just set (`added`) or removed, after counting
     /// the key in or out.
     mutating func counting(_ previous: Value?, added: Bool) -> Value? {
         if added, previous == nil { count += 1 }
         if !added, previous != nil { count -= 1 }
         return previous
+    }
+
+    /// Counts a key that `existed` before a change and `exists` after it in or out.
+    mutating func count(existed: Bool, exists: Bool) {
+        if exists, !existed { count += 1 }
+        if existed, !exists { count -= 1 }
     }
 
     /// Whether the changes are many enough, against a base of `base` keys, to fold into a new

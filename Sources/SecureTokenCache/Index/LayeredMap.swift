@@ -86,6 +86,24 @@ struct LayeredMap<Key: PrehashedKey, Value> {
         return changes.counting(removed, added: false)
     }
 
+    /// Changes the value of `key` (`nil`: none; leaving `nil` removes the key) in place: a value
+    /// the changes hold is handed to `body` as the only reference to it, so that a value that is
+    /// itself persistent (a tally's counts for one owner) changes without being copied first.
+    mutating func modifyValue(forKey key: Key, _ body: (inout Value?) -> Void) {
+        defer { foldIfLarge() }
+        let original = baseValue(key)
+        var value: Value?
+        if let changed = changes.take(key) { value = changed } else { value = original }
+        let existed = value != nil
+        body(&value)
+        if let value {
+            _ = changes.set(value, forKey: key)
+        } else if original != nil {
+            _ = changes.remove(key, inBase: true)
+        }
+        changes.count(existed: existed, exists: value != nil)
+    }
+
     private mutating func foldIfLarge() {
         guard changes.outgrows(base: baseKeys.count) else { return }
         var keys = KeyTable<Key>(capacity: count)

@@ -39,10 +39,14 @@ struct MapRule<Key: FilingKey, Value: FiledValue>: Sendable {
         }
         guard let tally else { return }
         let (owner, account) = tally.owner(key)
-        var counts = maps[keyPath: tally.map][owner] ?? LayeredMap()
-        let next = (counts[account] ?? 0) + (adding ? 1 : -1)
-        counts[account] = next > 0 ? next : nil
-        maps[keyPath: tally.map][owner] = counts.isEmpty ? nil : counts
+        // In place: one owner's counts cover every account it has a token for, and a copy of
+        // them for each token filed would copy the path to each account in their trie.
+        maps[keyPath: tally.map].modifyValue(forKey: owner) { held in
+            var counts = held.take() ?? LayeredMap()
+            let next = (counts[account] ?? 0) + (adding ? 1 : -1)
+            counts[account] = next > 0 ? next : nil
+            held = counts.isEmpty ? nil : counts
+        }
     }
 
     /// Whether the two entries have the same key here, or both none.

@@ -27,11 +27,23 @@ import Testing
         var snapshots: [(LayeredMap<CollidingKey, String>, [CollidingKey: String])] = []
         for step in 0..<2_000 {
             let key = CollidingKey(Int.random(in: 0..<250, using: &generator))
-            switch Int.random(in: 0..<3, using: &generator) {
+            switch Int.random(in: 0..<4, using: &generator) {
             case 0:
                 #expect(map.removeValue(forKey: key) == reference.removeValue(forKey: key))
             case 1:
                 #expect(map.updateValue("step-\(step)", forKey: key) == reference.updateValue("step-\(step)", forKey: key))
+            case 2:
+                // In place: appended to, replaced, removed or made, as the dictionary is.
+                let choice = Int.random(in: 0..<3, using: &generator)
+                func change(_ value: inout String?) {
+                    switch choice {
+                    case 0: value = value.map { $0 + "+\(step)" }
+                    case 1: value = nil
+                    default: value = "made-\(step)"
+                    }
+                }
+                map.modifyValue(forKey: key, change)
+                change(&reference[key])
             default:
                 let value: String? = Bool.random(using: &generator) ? nil : "set-\(step)"
                 map[key] = value
