@@ -84,7 +84,8 @@ struct Grouping<Key: PrehashedKey>: Sendable {
             }
             initialized = rows.count
         }
-        let values = (0..<counts.count).map { group in Filed<Value>.rows(table, laidOut[starts[group]..<starts[group + 1]]) }
+        let layout = TableRows.Layout(table: table, rows: laidOut)
+        let values = (0..<counts.count).map { group in Filed<Value>.rows(TableRows(layout, starts[group]..<starts[group + 1])) }
         return LayeredMap(keys: keys, values: values)
     }
 }

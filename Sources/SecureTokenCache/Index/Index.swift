@@ -194,7 +194,7 @@ struct Index: Sendable {
     /// The entries filed under one key of a map of ids, in filing order, as they are now.
     private func resolve(_ filed: Filed<EntryID>?) -> [StoredEntry] {
         switch filed {
-        case .rows(let table, let rows)?: rows.compactMap { entries.current(row: Int($0), of: table) }
+        case .rows(let filed)?: filed.rows.compactMap { entries.current(row: Int($0), of: filed.table) }
         case .values(let ids)?: ids.compactMap { entries[$0] }
         case nil: []
         }
@@ -204,8 +204,9 @@ struct Index: Sendable {
     /// that keep one of them).
     private func forEachResolved(_ filed: Filed<EntryID>?, _ body: (StoredEntry) -> Void) {
         switch filed {
-        case .rows(let table, let rows)?:
-            for row in rows { if let stored = entries.current(row: Int(row), of: table) { body(stored) } }
+        case .rows(let filed)?:
+            let table = filed.table
+            for row in filed.rows { if let stored = entries.current(row: Int(row), of: table) { body(stored) } }
         case .values(let ids)?:
             for id in ids { if let stored = entries[id] { body(stored) } }
         case nil: break
@@ -254,7 +255,9 @@ struct Index: Sendable {
         }
         // A bucket's rows are never stale: any change to the bucket makes it values first.
         switch filed {
-        case .rows(let table, let rows)?: for row in rows { consider(table.entry(at: Int(row))) }
+        case .rows(let filed)?:
+            let table = filed.table
+            for row in filed.rows { consider(table.entry(at: Int(row))) }
         case .values(let filed)?: for stored in filed { consider(stored.entry) }
         case nil: return nil
         }
@@ -449,8 +452,9 @@ struct Index: Sendable {
     func entries(account: String, kind: CredentialKind) -> [StoredEntry] {
         var found: [StoredEntry] = []
         switch state.maps.entriesByAccount[HashedString(account)] {
-        case .rows(let table, let rows)?:
-            for row in rows where table.id(at: Int(row)).kind == kind {
+        case .rows(let filed)?:
+            let table = filed.table
+            for row in filed.rows where table.id(at: Int(row)).kind == kind {
                 if let stored = entries.current(row: Int(row), of: table) { found.append(stored) }
             }
         case .values(let ids)?:

@@ -230,11 +230,11 @@ import Testing
         let map: LayeredMap<CollidingKey, Filed<EntryID>> = converted.map(of: table)
         #expect(map.count == reference.count)
         for (key, rows) in reference {
-            guard case .rows(_, let filed)? = map[CollidingKey(key)] else {
+            guard case .rows(let filed)? = map[CollidingKey(key)] else {
                 Issue.record("key \(key) has no rows")
                 continue
             }
-            #expect(Array(filed) == rows, "key \(key)")
+            #expect(Array(filed.rows) == rows && filed.table === table, "key \(key)")
         }
     }
 }
