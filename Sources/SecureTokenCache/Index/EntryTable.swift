@@ -17,10 +17,43 @@ final class EntryTable: @unchecked Sendable {
     struct Row: Sendable {
         /// The entry's id.
         let id: EntryID
+        /// What the typed entry is made from, and the ordinal of one already typed: a payload
+        /// holds its own, and a large group has a row per entry.
+        private let held: Held
+
+        private enum Held: Sendable {
+            case payload(ArraySlice<UInt8>)
+            case entry(CacheEntry, ordinal: UInt64)
+        }
+
+        /// The row of the entry `id` whose ordinal is `ordinal`, made from `source` (a payload
+        /// holds that ordinal).
+        init(id: EntryID, ordinal: UInt64, source: Source) {
+            self.id = id
+            switch source {
+            case .payload(let payload):
+                assert(payload.isEmpty || EntryPayload.ordinal(of: payload) == ordinal, "a payload holds its entry's ordinal")
+                held = .payload(payload)
+            case .entry(let entry):
+                held = .entry(entry, ordinal: ordinal)
+            }
+        }
+
         /// The entry's ordinal.
-        let ordinal: UInt64
+        var ordinal: UInt64 {
+            switch held {
+            case .payload(let payload): EntryPayload.ordinal(of: payload) ?? 0
+            case .entry(_, let ordinal): ordinal
+            }
+        }
+
         /// What the typed entry is made from.
-        let source: Source
+        var source: Source {
+            switch held {
+            case .payload(let payload): .payload(payload)
+            case .entry(let entry, _): .entry(entry)
+            }
+        }
     }
 
     /// Where a row's typed entry comes from.
