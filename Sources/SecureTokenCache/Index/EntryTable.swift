@@ -22,7 +22,7 @@ final class EntryTable: @unchecked Sendable {
         private let held: Held
 
         private enum Held: Sendable {
-            case payload(ArraySlice<UInt8>)
+            case payload(PayloadBytes)
             case entry(CacheEntry, ordinal: UInt64)
         }
 
@@ -32,7 +32,8 @@ final class EntryTable: @unchecked Sendable {
             self.id = id
             switch source {
             case .payload(let payload):
-                assert(payload.isEmpty || EntryPayload.ordinal(of: payload) == ordinal, "a payload holds its entry's ordinal")
+                assert(
+                    payload.isEmpty || EntryPayload.ordinal(of: payload.slice) == ordinal, "a payload holds its entry's ordinal")
                 held = .payload(payload)
             case .entry(let entry):
                 held = .entry(entry, ordinal: ordinal)
@@ -42,7 +43,7 @@ final class EntryTable: @unchecked Sendable {
         /// The entry's ordinal.
         var ordinal: UInt64 {
             switch held {
-            case .payload(let payload): EntryPayload.ordinal(of: payload) ?? 0
+            case .payload(let payload): EntryPayload.ordinal(of: payload.slice) ?? 0
             case .entry(_, let ordinal): ordinal
             }
         }
@@ -59,7 +60,7 @@ final class EntryTable: @unchecked Sendable {
     /// Where a row's typed entry comes from.
     enum Source: Sendable {
         /// A checked record payload (``EntryPayload``), decoded when first asked for.
-        case payload(ArraySlice<UInt8>)
+        case payload(PayloadBytes)
         /// The typed entry itself (an import, or an entry already made).
         case entry(CacheEntry)
     }
@@ -92,7 +93,7 @@ final class EntryTable: @unchecked Sendable {
             return
         }
         let total = chunks.reduce(0) { $0 + $1.count }
-        let placeholder = Row(id: EntryID(kind: .accessToken, key: ""), ordinal: 0, source: .payload([]))
+        let placeholder = Row(id: EntryID(kind: .accessToken, key: ""), ordinal: 0, source: .payload(PayloadBytes([])))
         let rows = [Row](unsafeUninitializedCapacity: total) { buffer, initialized in
             for index in chunks.indices {
                 chunks[index].withUnsafeMutableBufferPointer { chunk in
@@ -131,14 +132,14 @@ final class EntryTable: @unchecked Sendable {
             let cell = UnsafeAtomicLazyReference(at: made + row)
             if let made = cell.load() { return made.entry }
             // Two threads may both decode; the first to publish wins and the other's is dropped.
-            return cell.storeIfNilThenLoad(Made(Self.decode(rows[row].id.kind, payload))).entry
+            return cell.storeIfNilThenLoad(Made(Self.decode(rows[row].id.kind, payload.slice))).entry
         }
     }
 
     /// The members of the entry in `row` as held: its payload, never decoded here.
     func members(at row: Int) -> EntryMembers {
         switch rows[row].source {
-        case .payload(let payload): .payload(payload)
+        case .payload(let payload): .payload(payload.slice)
         case .entry(let entry): entry.members
         }
     }

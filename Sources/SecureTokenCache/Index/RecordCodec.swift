@@ -313,7 +313,7 @@ enum RecordCodec {
             }
             let (ordinal, slots) = try decoder.filingSlots(payload: record.payload)
             gathered.add(
-                EntryTable.Row(id: EntryID(kind: kind, key: record.id.name), ordinal: ordinal, source: .payload(record.payload)),
+                EntryTable.Row(id: EntryID(kind: kind, key: record.id.name), ordinal: ordinal, source: .payload(record.bytes)),
                 kind: kind, slots: slots, decoder: decoder)
         }
         return (gathered.filing(&decoder), others)

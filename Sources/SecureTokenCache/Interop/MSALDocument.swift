@@ -197,7 +197,8 @@ enum MSALDocument {
         }
         try parser.finish()
         let written = blocks.finish()
-        return Records(sections: sections, entries: read.map { Record(id: $0.id, payload: written[$0.block][$0.range]) })
+        return Records(
+            sections: sections, entries: read.map { Record(id: $0.id, bytes: PayloadBytes(written[$0.block], $0.range)) })
     }
 
     /// The records of a parsed document, as ``read(_:)`` makes them.
@@ -215,7 +216,7 @@ enum MSALDocument {
                     let payload = EntryPayload.encode(
                         ordinal: UInt64(entries.count + 1), members: fields.members,
                         codes: fields.members.map { KnownField(name: $0.key)?.rawValue ?? 0 })
-                    entries.append(Record(id: RecordID(kind: RecordCodec.recordKind(kind), name: key), payload: payload[...]))
+                    entries.append(Record(id: RecordID(kind: RecordCodec.recordKind(kind), name: key), payload: payload))
                 }
                 sections.append((name: name, content: .entries(kind, first..<entries.count)))
             }

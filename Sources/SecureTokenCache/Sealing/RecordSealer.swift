@@ -234,7 +234,7 @@ final class RecordSealer: Sendable {
             let id = RecordID(kind: kind, name: name)
             switch operation {
             case .put:
-                changes.append(.put(Record(id: id, payload: batch[offset..<(offset + payloadCount)])))
+                changes.append(.put(Record(id: id, bytes: PayloadBytes(batch, offset..<(offset + payloadCount)))))
             case .delete:
                 guard payloadCount == 0 else { throw damaged("a sealed delete carries a payload") }
                 changes.append(.delete(id))

@@ -124,7 +124,7 @@ import Testing
     @Test func threadsMakingTheSameEntriesAtOnceAllGetEqualOnes() throws {
         let entries = Self.entries(300, seed: 5)
         let rows = entries.map { stored in
-            EntryTable.Row(id: stored.id, ordinal: stored.ordinal, source: .payload(EntryPayload.encode(stored)))
+            EntryTable.Row(id: stored.id, ordinal: stored.ordinal, source: .payload(PayloadBytes(EntryPayload.encode(stored))))
         }
         let table = EntryTable(rows: rows)
         let made = Mutex([[CacheEntry]](repeating: [], count: 8))

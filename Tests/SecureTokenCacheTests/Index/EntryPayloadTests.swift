@@ -92,7 +92,7 @@ import Testing
         ]
         for record in records {
             let padded = [0xFF, 0x01, 0x02] + Array(record.payload) + [0xEE]
-            let sliced = Record(id: record.id, payload: padded[3..<(padded.count - 1)])
+            let sliced = Record(id: record.id, bytes: PayloadBytes(padded, 3..<(padded.count - 1)))
             let expected = try RecordCodec.decode(record)
             let decoded = try RecordCodec.decode(sliced)
             switch (expected, decoded) {
