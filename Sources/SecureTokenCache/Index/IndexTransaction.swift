@@ -133,6 +133,12 @@ struct IndexTransaction {
     /// The changes to commit, with the section layout when it changed.
     var recordChanges: [RecordChange] {
         guard index.sections != sectionsBefore else { return changes }
-        return changes + [.put(RecordCodec.record(sections: index.sections))]
+        // Exactly as long as it needs: a memory store keeps an import's list as its records, and
+        // `+` would give it room for twice as many.
+        var all: [RecordChange] = []
+        all.reserveCapacity(changes.count + 1)
+        all += changes
+        all.append(.put(RecordCodec.record(sections: index.sections)))
+        return all
     }
 }
