@@ -13,7 +13,7 @@ struct GroupCount {
         // From the members as held, in one pass: making every entry a typed one to read two
         // members would cost most of a large group's open again.
         var held = HeldCount(now: now)
-        index.entries.forEachHeld { id, _, members in held.add(id.kind, members) }
+        index.entries.forEachHeld { kind, members in held.add(kind, members) }
         clients = held.clients
         expiredAccessTokens = held.expiredAccessTokens
     }

@@ -85,31 +85,43 @@ struct EntryMap: Sendable {
         try changes.forEach { _, changed in if let changed { try body(changed) } }
     }
 
-    /// Calls `body` with every entry's id, ordinal and members as held, in no particular order:
-    /// for reading every entry's members (an export) without making each a typed entry.
-    func forEachHeld(_ body: (EntryID, UInt64, EntryMembers) throws -> Void) rethrows {
-        for row in 0..<base.count where changes.isEmpty || changes[base.id(at: row)] == nil {
-            let filed = base.rows[row]
-            try body(filed.id, filed.ordinal, base.members(at: row))
+    /// Calls `body` with every entry's kind and members as held, in no particular order: for
+    /// reading every entry's members (counting them) without making each a typed entry. Rows are
+    /// read where they are, as ``heldInOrder()`` reads them.
+    func forEachHeld(_ body: (CredentialKind, EntryMembers) throws -> Void) rethrows {
+        try base.rows.withUnsafeBufferPointer { rows in
+            for row in rows.indices where changes.isEmpty || changes[rows[row].id] == nil {
+                try body(rows[row].id.kind, base.members(at: row))
+            }
         }
-        try changes.forEach { id, changed in if let changed { try body(id, changed.ordinal, changed.entry.members) } }
+        try changes.forEach { id, changed in if let changed { try body(id.kind, changed.entry.members) } }
     }
 
     /// Where every entry is held, by kind, each kind's in ordinal order (``held(_:)`` reads
     /// each), and the bytes of the payloads held: for walking a large group in document order
     /// (an export) without first copying every key and payload reference into a list.
     func heldInOrder() -> (places: [CredentialKind: [HeldPlace]], payloadBytes: Int) {
-        var byKind: [CredentialKind: [(ordinal: UInt64, place: HeldPlace)]] = [:]
+        // By kind in an array, not a dictionary: a large group hashes no kind per entry. Each row
+        // is read where it is, not copied: a copy would retain its key, one object per entry
+        // spread over the heap, and its payload.
+        let kinds = CredentialKind.allCases.sorted()
+        var byKind = [[(ordinal: UInt64, place: HeldPlace)]](repeating: [], count: kinds.count)
         var payloadBytes = 0
-        for row in 0..<base.count where changes.isEmpty || changes[base.id(at: row)] == nil {
-            let filed = base.rows[row]
-            byKind[filed.id.kind, default: []].append((filed.ordinal, .base(Int32(row))))
-            if case .payload(let payload) = filed.source { payloadBytes += payload.count }
+        base.rows.withUnsafeBufferPointer { rows in
+            for row in rows.indices where changes.isEmpty || changes[rows[row].id] == nil {
+                let (ordinal, bytes) = rows[row].ordinalAndPayloadBytes
+                byKind[rows[row].id.kind.creationOrder].append((ordinal, .base(Int32(row))))
+                payloadBytes += bytes
+            }
         }
         changes.forEach { _, changed in
-            if let changed { byKind[changed.id.kind, default: []].append((changed.ordinal, .changed(changed))) }
+            if let changed { byKind[changed.id.kind.creationOrder].append((changed.ordinal, .changed(changed))) }
         }
-        return (byKind.mapValues { $0.sorted { $0.ordinal < $1.ordinal }.map(\.place) }, payloadBytes)
+        var places: [CredentialKind: [HeldPlace]] = [:]
+        for (kind, held) in zip(kinds, byKind) where !held.isEmpty {
+            places[kind] = held.sorted { $0.ordinal < $1.ordinal }.map(\.place)
+        }
+        return (places, payloadBytes)
     }
 
     /// Where ``heldInOrder()`` found an entry: a row of the base, or a change since.

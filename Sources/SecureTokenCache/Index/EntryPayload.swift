@@ -227,8 +227,13 @@ enum EntryPayload {
 
     /// The ordinal a payload carries.
     static func ordinal(of payload: ArraySlice<UInt8>) -> UInt64? {
-        guard payload.count >= 9, payload.first == version else { return nil }
-        return payload.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: 1, as: UInt64.self)) }
+        payload.withUnsafeBytes(ordinal(in:))
+    }
+
+    /// ``ordinal(of:)`` of a payload's bytes.
+    static func ordinal(in payload: UnsafeRawBufferPointer) -> UInt64? {
+        guard payload.count >= 9, payload[0] == version else { return nil }
+        return UInt64(littleEndian: payload.loadUnaligned(fromByteOffset: 1, as: UInt64.self))
     }
 
     /// Every member of a payload that ``EntryDecoder`` read before, in order.

@@ -42,4 +42,9 @@ struct PayloadBytes: Sendable {
 
     /// Whether there are none.
     var isEmpty: Bool { start == end }
+
+    /// `read` with the bytes, in place.
+    func withUnsafeBytes<Result>(_ read: (UnsafeRawBufferPointer) -> Result) -> Result {
+        storage.withUnsafeBytes { read(UnsafeRawBufferPointer(rebasing: $0[Int(start)..<Int(end)])) }
+    }
 }
