@@ -306,14 +306,18 @@ enum RecordCodec {
         var decoder = EntryDecoder(parallel: parallel)
         var gathered = SlotFiling(capacity: records.count)
         var others: [DecodedChange] = []
-        for record in records where record.id.kind != .layout {
-            guard let kind = credentialKind(record.id.kind) else {
-                others.append(try decode(record, with: &decoder))
+        // By index: a record copied whole would retain and release its name, an object of its own
+        // per record, besides the reference its row keeps.
+        for index in records.indices where records[index].id.kind != .layout {
+            guard let kind = credentialKind(records[index].id.kind) else {
+                others.append(try decode(records[index], with: &decoder))
                 continue
             }
-            let (ordinal, slots) = try decoder.filingSlots(payload: record.payload)
+            let (ordinal, slots) = try decoder.filingSlots(payload: records[index].payload)
             gathered.add(
-                EntryTable.Row(id: EntryID(kind: kind, key: record.id.name), ordinal: ordinal, source: .payload(record.bytes)),
+                EntryTable.Row(
+                    id: EntryID(kind: kind, key: records[index].id.name), ordinal: ordinal, source: .payload(records[index].bytes)
+                ),
                 kind: kind, slots: slots, decoder: decoder)
         }
         return (gathered.filing(&decoder), others)
