@@ -41,12 +41,7 @@ final class EntryTable: @unchecked Sendable {
         }
 
         /// The entry's ordinal.
-        var ordinal: UInt64 {
-            switch held {
-            case .payload(let payload): payload.withUnsafeBytes(EntryPayload.ordinal(in:)) ?? 0
-            case .entry(_, let ordinal): ordinal
-            }
-        }
+        var ordinal: UInt64 { ordinalAndPayloadBytes.ordinal }
 
         /// The entry's ordinal and the size of its payload (0 for a typed entry), read where the
         /// row is: a walk over every row then touches no key and retains no payload.
