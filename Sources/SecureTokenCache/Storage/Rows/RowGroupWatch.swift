@@ -12,6 +12,8 @@ final class RowGroupWatch: Sendable {
     /// Announcements heard past ``heardThrough`` with a gap before them (arrived before the read
     /// that covers the gap), kept until the gap closes.
     private let heardAhead = Mutex<Set<UInt64>>([])
+    /// See ``resynchronisations``.
+    private let resynchronised = Atomic<Int>(0)
     private let listeners = ChangeListeners()
     /// The residencies of the process's stores that keep part of the group.
     private let residencies = Mutex<[WeakResidency]>([])
@@ -28,6 +30,11 @@ final class RowGroupWatch: Sendable {
     /// residencies heard of the commits it covers, so a residency read after it has heard of
     /// every commit it covers.
     var heardThrough: UInt64 { heardThroughValue.load(ordering: .acquiring) }
+
+    /// How many times the generation was read after announcements may have been missed: once
+    /// listening began, then after each reconnection. Until the first, the process does not hear
+    /// other processes' commits; each moves the residencies as if every partition changed.
+    var resynchronisations: Int { resynchronised.load(ordering: .acquiring) }
 
     /// One element after each move of the generation.
     func changes() -> AsyncStream<Void> { listeners.stream() }
@@ -128,6 +135,7 @@ final class RowGroupWatch: Sendable {
                     // commit moves it, and lookups meanwhile answer from what the process has.
                     if let generation = try? watch.refresh() {
                         watch.heard(generation, partitions: nil, coveringBefore: true)
+                        watch.resynchronised.add(1, ordering: .releasing)
                     }
                 }
             }

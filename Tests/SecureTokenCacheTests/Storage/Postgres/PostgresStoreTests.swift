@@ -243,6 +243,11 @@
             let counting = CountingRowDatabase(try Support.tcpDatabase())
             let b = try RowStore(
                 name: name, database: counting, keyProvider: helperPassphrase, protectionReason: "test", options: options)
+            // B's first read once it listens moves what it keeps as if every partition changed,
+            // which sends its next write the long way: the rounds start after it.
+            let listening = ContinuousClock.now + .seconds(5)
+            while b.watch.resynchronisations == 0, ContinuousClock.now < listening { usleep(1_000) }
+            try #require(b.watch.resynchronisations > 0, "B never began to listen")
             var cursorA = try a.keep(["pa"], since: try a.load().1, evenIfEmpty: true).cursor
             var cursorB = try b.keep(["pb"], since: try b.load().1, evenIfEmpty: true).cursor
             cursorA = try a.transact(since: cursorA) { _ in [StoreConformance.put("pa/first", "1")] }
