@@ -1,5 +1,6 @@
 #if canImport(SecureTokenCachePostgres)
     import Foundation
+    import Glibc
     import Testing
 
     @testable import SecureTokenCache
@@ -79,6 +80,47 @@
                 programs() + "/pg_dump", ["-h", folder, "-p", port, "-U", "postgres", "-d", database])
             guard output.status == 0 else { throw PostgresTestFailure(description: "pg_dump failed: \(output.stderr)") }
             return output.stdout
+        }
+
+        /// Waits until `database` listens to other processes' commits and the read that follows has
+        /// moved the watches it then had: a test that counts what a store keeping part of a group
+        /// does starts after that read, which moves such a store as if every partition changed.
+        static func waitUntilListening(_ database: any RowDatabase) throws {
+            let deadline = ContinuousClock.now + .seconds(10)
+            while RowGroupWatch.resynchronisations(of: database) == 0, ContinuousClock.now < deadline { usleep(1_000) }
+            try #require(RowGroupWatch.resynchronisations(of: database) > 0, "\(database.location) never began to listen")
+        }
+
+        /// ``RowGroupWatch/resynchronisations(of:)`` of the databases every suite shares
+        /// (``socketDatabase()`` and ``tcpDatabase()``), those that listen.
+        static func sharedListening() throws -> [ObjectIdentifier: Int] {
+            let all = RowGroupWatch.resynchronisationsOfAll
+            return try [socketDatabase(), tcpDatabase()].reduce(into: [:]) { listening, database in
+                let id = ObjectIdentifier(database)
+                if let count = all[id] { listening[id] = count }
+            }
+        }
+
+        /// Waits until every database of `before` (``sharedListening()``) listens again: a stop of
+        /// the server drops every listener, and the read that follows each reconnection would
+        /// otherwise land in a later test.
+        static func waitUntilListeningAgain(since before: [ObjectIdentifier: Int]) throws {
+            let deadline = ContinuousClock.now + .seconds(15)
+            func behind() -> [ObjectIdentifier] {
+                let now = RowGroupWatch.resynchronisationsOfAll
+                return before.filter { now[$0.key, default: 0] <= $0.value }.map(\.key)
+            }
+            while !behind().isEmpty, ContinuousClock.now < deadline { usleep(10_000) }
+            try #require(behind().isEmpty, "\(behind().count) of the shared databases did not listen again")
+        }
+
+        /// Waits until `watch` has heard of every commit up to `generation`, or 5 s have passed;
+        /// whether it has.
+        @discardableResult
+        static func waitUntil(_ watch: RowGroupWatch, hasHeardThrough generation: UInt64) -> Bool {
+            let deadline = ContinuousClock.now + .seconds(5)
+            while watch.heardThrough < generation, ContinuousClock.now < deadline { usleep(1_000) }
+            return watch.heardThrough >= generation
         }
 
         /// The database's id for group `name`, as psql writes a `bytea` literal.

@@ -12,8 +12,9 @@ final class RowGroupWatch: Sendable {
     /// Announcements heard past ``heardThrough`` with a gap before them (arrived before the read
     /// that covers the gap), kept until the gap closes.
     private let heardAhead = Mutex<Set<UInt64>>([])
-    /// See ``resynchronisations``.
-    private let resynchronised = Atomic<Int>(0)
+    /// Whether ``heardThrough`` has a starting point: a read of the generation after the watch
+    /// was made, or after listening began.
+    private let begun = Atomic<Bool>(false)
     private let listeners = ChangeListeners()
     /// The residencies of the process's stores that keep part of the group.
     private let residencies = Mutex<[WeakResidency]>([])
@@ -30,11 +31,6 @@ final class RowGroupWatch: Sendable {
     /// residencies heard of the commits it covers, so a residency read after it has heard of
     /// every commit it covers.
     var heardThrough: UInt64 { heardThroughValue.load(ordering: .acquiring) }
-
-    /// How many times the generation was read after announcements may have been missed: once
-    /// listening began, then after each reconnection. Until the first, the process does not hear
-    /// other processes' commits; each moves the residencies as if every partition changed.
-    var resynchronisations: Int { resynchronised.load(ordering: .acquiring) }
 
     /// One element after each move of the generation.
     func changes() -> AsyncStream<Void> { listeners.stream() }
@@ -59,6 +55,7 @@ final class RowGroupWatch: Sendable {
         for entry in residencies.withLock({ $0 }) { entry.residency?.hear(generation: value, partitions: partitions) }
         heardAhead.withLock { ahead in
             var through = heardThroughValue.load(ordering: .relaxed)
+            if coveringBefore { begun.store(true, ordering: .relaxed) }
             if coveringBefore || value == through + 1 {
                 through = max(through, value)
                 while ahead.remove(through + 1) != nil { through += 1 }
@@ -73,6 +70,28 @@ final class RowGroupWatch: Sendable {
     /// The most announcements kept past a gap: a gap that does not close is a missed
     /// announcement, which the next reconnection's read covers.
     private static let mostHeardAhead = 4096
+
+    /// Gives ``heardThrough`` its starting point when the watch has none: `read` reads the
+    /// group's generation, which the watch was made before. A watch made while its database
+    /// already listened has no read after listening began, and announcements after a generation
+    /// it never heard of would wait for a gap that never closes.
+    ///
+    /// Every commit up to that generation counts as heard only while no store of the process
+    /// keeps part of the group: such a store may have missed one, and a store that comes later
+    /// reads the group after this read.
+    func begin(reading read: () throws -> UInt64?) rethrows {
+        guard !begun.load(ordering: .relaxed), let value = try read() else { return }
+        residencies.withLock { all in
+            guard all.allSatisfy({ $0.residency == nil }) else { return }
+            heardAhead.withLock { ahead in
+                var through = max(heardThroughValue.load(ordering: .relaxed), value)
+                while ahead.remove(through + 1) != nil { through += 1 }
+                ahead = ahead.filter { $0 > through }
+                heardThroughValue.store(through, ordering: .releasing)
+                begun.store(true, ordering: .relaxed)
+            }
+        }
+    }
 
     /// Moves the generation to `value` unless it is there already (it never goes back), and
     /// wakes the listeners when it moved.
@@ -98,7 +117,22 @@ final class RowGroupWatch: Sendable {
 
     /// Every watch of the process, and the databases already listened to. Watches are never
     /// dropped: a process opens few groups, and a group opened again must find its generation.
-    private static let all = Mutex<(watches: [Key: RowGroupWatch], listening: Set<ObjectIdentifier>)>(([:], []))
+    private static let all = Mutex<
+        (watches: [Key: RowGroupWatch], listening: Set<ObjectIdentifier>, resynchronised: [ObjectIdentifier: Int])
+    >(([:], [], [:]))
+
+    /// How many times the watches of `database` read their generation after announcements may
+    /// have been missed: once listening began, then after each reconnection. Until the first, the
+    /// process does not hear other processes' commits; each moves the residencies of the watches
+    /// then known as if every partition changed.
+    static func resynchronisations(of database: any RowDatabase) -> Int {
+        all.withLock { $0.resynchronised[ObjectIdentifier(database)] ?? 0 }
+    }
+
+    /// ``resynchronisations(of:)`` of every database the process listens on.
+    static var resynchronisationsOfAll: [ObjectIdentifier: Int] {
+        all.withLock { all in Dictionary(uniqueKeysWithValues: all.listening.map { ($0, all.resynchronised[$0] ?? 0) }) }
+    }
 
     /// The watch of group `group` in `database`, made (and the database listened to) on first use.
     static func watch(_ group: [UInt8], in database: any RowDatabase) -> RowGroupWatch {
@@ -135,9 +169,9 @@ final class RowGroupWatch: Sendable {
                     // commit moves it, and lookups meanwhile answer from what the process has.
                     if let generation = try? watch.refresh() {
                         watch.heard(generation, partitions: nil, coveringBefore: true)
-                        watch.resynchronised.add(1, ordering: .releasing)
                     }
                 }
+                all.withLock { $0.resynchronised[database, default: 0] += 1 }
             }
         }
     }

@@ -89,6 +89,7 @@ final class RowStore: CacheStore, PartialStore {
         self.options = options
         self.logger = logger
         watch = RowGroupWatch.watch(group, in: database)
+        try watch.begin { try database.head(of: group)?.generation }
         watch.advance(to: head!.generation)
         if options.keepsPart {
             let residency = RowResidency()

@@ -45,6 +45,7 @@
 
         /// Stops the private server, runs `body`, and starts it again.
         static func withServerStopped(_ body: () async throws -> Void) async throws {
+            let listening = try Support.sharedListening()
             try #require(try server("stop") == 0)
             do {
                 try await body()
@@ -53,6 +54,7 @@
                 throw error
             }
             try #require(try server("start") == 0, "the server did not start again: see its server.log")
+            try Support.waitUntilListeningAgain(since: listening)
         }
 
         /// Runs `scripts/postgres COMMAND` on the private server and waits for it; returns its exit
@@ -75,9 +77,11 @@
 
         /// Stops the private server for a moment and starts it again.
         static func restartServer() throws {
+            let listening = try Support.sharedListening()
             try #require(try server("stop") == 0)
             SystemCall.sleep(for: .seconds(1))
             try #require(try server("start") == 0, "the server did not start again: see its server.log")
+            try Support.waitUntilListeningAgain(since: listening)
         }
 
         /// Eight instances (processes) mixing lookups, stores and sign-outs on one group, 50 of them
