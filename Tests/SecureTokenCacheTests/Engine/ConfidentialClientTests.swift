@@ -13,6 +13,16 @@ import Testing
         let delay: Duration
         let answer: @Sendable (Int) -> Result<JSONObject, TokenCacheError>
         private let counts = Mutex<(requests: Int, forms: [String])>((0, []))
+        /// Callers of a ``stampede(_:tasks:scopes:endpoint:)`` not started yet: a request waits for
+        /// them before its delay, so that a caller the machine starts late still finds the flight
+        /// running instead of finding it ended and starting another.
+        private let unstarted = Mutex(0)
+
+        /// A stampede of `count` callers begins.
+        func expectCallers(_ count: Int) { unstarted.withLock { $0 = count } }
+
+        /// One caller of the stampede has started.
+        func callerStarted() { unstarted.withLock { $0 -= 1 } }
 
         init(delay: Duration = .milliseconds(50), answer: @escaping @Sendable (Int) -> Result<JSONObject, TokenCacheError>) {
             self.delay = delay
@@ -54,6 +64,8 @@ import Testing
                 counts.forms.append("\(name) \(grant.credential.kind.rawValue)")
                 return counts.requests
             }
+            let deadline = ContinuousClock.now + .seconds(10)
+            while unstarted.withLock({ $0 > 0 }), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(1)) }
             try await Task.sleep(for: delay)
             return try TokenResponse(fields: try answer(number).get())
         }
@@ -108,14 +120,17 @@ import Testing
         ConfidentialClient(cache: try AppTokenTests.cache(group), credentialKind: kind, endpoint: endpoint)
     }
 
-    /// Asks for `scopes` from `tasks` tasks at once; their outcomes.
-    static func stampede(_ client: ConfidentialClient, tasks: Int, scopes: Scopes = graph) async throws
-        -> [Result<ConfidentialClient.Acquired, TokenCacheError>]
-    {
+    /// Asks for `scopes` from `tasks` tasks at once; their outcomes. `endpoint`, the client's,
+    /// answers no request before every task has started.
+    static func stampede(
+        _ client: ConfidentialClient, tasks: Int, scopes: Scopes = graph, endpoint: CountingEndpoint
+    ) async throws -> [Result<ConfidentialClient.Acquired, TokenCacheError>] {
         let authority = try AppTokenTests.authority()
+        endpoint.expectCallers(tasks)
         return await withTaskGroup(of: Result<ConfidentialClient.Acquired, TokenCacheError>.self) { group in
             for _ in 0..<tasks {
                 group.addTask {
+                    endpoint.callerStarted()
                     do {
                         return .success(
                             try await client.acquireAppToken(for: scopes, authority: authority, credential: Self.secret))
@@ -141,7 +156,7 @@ import Testing
         #expect(endpoint.requests == 1)
         clock.now += 3599  // expired
 
-        let outcomes = try await Self.stampede(client, tasks: 64)
+        let outcomes = try await Self.stampede(client, tasks: 64, endpoint: endpoint)
         #expect(endpoint.requests == 2)
         let secrets = Set(outcomes.map { try? $0.get().token.secret })
         #expect(secrets == ["at-2"])
@@ -168,7 +183,7 @@ import Testing
         let client = try Self.client(group, endpoint)
         for round in 1...100 {
             clock.now += 3600  // the previous round's token has expired
-            let outcomes = try await Self.stampede(client, tasks: 16)
+            let outcomes = try await Self.stampede(client, tasks: 16, endpoint: endpoint)
             #expect(endpoint.requests == round, "round \(round)")
             if round % 2 == 0 {
                 #expect(outcomes.allSatisfy { (try? $0.get()) == nil }, "round \(round)")
@@ -197,7 +212,7 @@ import Testing
         _ = try await client.acquireAppToken(for: Self.graph, authority: authority, credential: Self.secret)
         clock.now += 1800
 
-        let served = try await Self.stampede(client, tasks: 16)
+        let served = try await Self.stampede(client, tasks: 16, endpoint: endpoint)
         #expect(served.allSatisfy { (try? $0.get()).map { $0.isFromCache && $0.token.secret == "at-1" } ?? false })
         try await Self.waitUntil { try group.index().countByKind[.accessToken] == 1 && endpoint.requests == 2 }
         try await Self.waitUntil { try client.cache.appToken(for: Self.graph, authority: authority)?.token.secret == "at-2" }
