@@ -87,31 +87,29 @@
         /// does starts after that read, which moves such a store as if every partition changed.
         static func waitUntilListening(_ database: any RowDatabase) throws {
             let deadline = ContinuousClock.now + .seconds(10)
-            while RowGroupWatch.resynchronisations(of: database) == 0, ContinuousClock.now < deadline { usleep(1_000) }
-            try #require(RowGroupWatch.resynchronisations(of: database) > 0, "\(database.location) never began to listen")
+            let listened = { (RowGroupWatch.resynchronisations(of: database) ?? 0) > 0 }
+            while !listened(), ContinuousClock.now < deadline { usleep(1_000) }
+            try #require(listened(), "\(database.location) never began to listen")
         }
 
-        /// ``RowGroupWatch/resynchronisations(of:)`` of the databases every suite shares
-        /// (``socketDatabase()`` and ``tcpDatabase()``), those that listen.
-        static func sharedListening() throws -> [ObjectIdentifier: Int] {
-            let all = RowGroupWatch.resynchronisationsOfAll
-            return try [socketDatabase(), tcpDatabase()].reduce(into: [:]) { listening, database in
-                let id = ObjectIdentifier(database)
-                if let count = all[id] { listening[id] = count }
+        /// The databases every suite shares (``socketDatabase()`` and ``tcpDatabase()``) that
+        /// listen, with their ``RowGroupWatch/resynchronisations(of:)``.
+        static func sharedListening() throws -> [(database: PostgresRowDatabase, count: Int)] {
+            try [socketDatabase(), tcpDatabase()].compactMap { database in
+                RowGroupWatch.resynchronisations(of: database).map { (database, $0) }
             }
         }
 
         /// Waits until every database of `before` (``sharedListening()``) listens again: a stop of
         /// the server drops every listener, and the read that follows each reconnection would
         /// otherwise land in a later test.
-        static func waitUntilListeningAgain(since before: [ObjectIdentifier: Int]) throws {
+        static func waitUntilListeningAgain(since before: [(database: PostgresRowDatabase, count: Int)]) throws {
             let deadline = ContinuousClock.now + .seconds(15)
-            func behind() -> [ObjectIdentifier] {
-                let now = RowGroupWatch.resynchronisationsOfAll
-                return before.filter { now[$0.key, default: 0] <= $0.value }.map(\.key)
+            func behind() -> Int {
+                before.filter { (RowGroupWatch.resynchronisations(of: $0.database) ?? 0) <= $0.count }.count
             }
-            while !behind().isEmpty, ContinuousClock.now < deadline { usleep(10_000) }
-            try #require(behind().isEmpty, "\(behind().count) of the shared databases did not listen again")
+            while behind() > 0, ContinuousClock.now < deadline { usleep(10_000) }
+            try #require(behind() == 0, "\(behind()) of the shared databases did not listen again")
         }
 
         /// Waits until `watch` has heard of every commit up to `generation`, or 5 s have passed;

@@ -54,17 +54,23 @@ final class RowGroupWatch: Sendable {
         advance(to: value)
         for entry in residencies.withLock({ $0 }) { entry.residency?.hear(generation: value, partitions: partitions) }
         heardAhead.withLock { ahead in
-            var through = heardThroughValue.load(ordering: .relaxed)
+            let through = heardThroughValue.load(ordering: .relaxed)
             if coveringBefore { begun.store(true, ordering: .relaxed) }
             if coveringBefore || value == through + 1 {
-                through = max(through, value)
-                while ahead.remove(through + 1) != nil { through += 1 }
-                if !ahead.isEmpty { ahead = ahead.filter { $0 > through } }
-                heardThroughValue.store(through, ordering: .releasing)
+                moveHeardThrough(to: value, ahead: &ahead)
             } else if value > through, ahead.count < Self.mostHeardAhead {
                 ahead.insert(value)
             }
         }
+    }
+
+    /// Moves ``heardThrough`` to `value` (unless it is past it) and on over the announcements
+    /// heard ahead that follow without a gap; `ahead` is ``heardAhead``'s, its lock held.
+    private func moveHeardThrough(to value: UInt64, ahead: inout Set<UInt64>) {
+        var through = max(heardThroughValue.load(ordering: .relaxed), value)
+        while ahead.remove(through + 1) != nil { through += 1 }
+        if !ahead.isEmpty { ahead = ahead.filter { $0 > through } }
+        heardThroughValue.store(through, ordering: .releasing)
     }
 
     /// The most announcements kept past a gap: a gap that does not close is a missed
@@ -84,10 +90,7 @@ final class RowGroupWatch: Sendable {
         residencies.withLock { all in
             guard all.allSatisfy({ $0.residency == nil }) else { return }
             heardAhead.withLock { ahead in
-                var through = max(heardThroughValue.load(ordering: .relaxed), value)
-                while ahead.remove(through + 1) != nil { through += 1 }
-                ahead = ahead.filter { $0 > through }
-                heardThroughValue.store(through, ordering: .releasing)
+                moveHeardThrough(to: value, ahead: &ahead)
                 begun.store(true, ordering: .relaxed)
             }
         }
@@ -124,14 +127,11 @@ final class RowGroupWatch: Sendable {
     /// How many times the watches of `database` read their generation after announcements may
     /// have been missed: once listening began, then after each reconnection. Until the first, the
     /// process does not hear other processes' commits; each moves the residencies of the watches
-    /// then known as if every partition changed.
-    static func resynchronisations(of database: any RowDatabase) -> Int {
-        all.withLock { $0.resynchronised[ObjectIdentifier(database)] ?? 0 }
-    }
-
-    /// ``resynchronisations(of:)`` of every database the process listens on.
-    static var resynchronisationsOfAll: [ObjectIdentifier: Int] {
-        all.withLock { all in Dictionary(uniqueKeysWithValues: all.listening.map { ($0, all.resynchronised[$0] ?? 0) }) }
+    /// then known as if every partition changed. `nil` when the process does not listen on
+    /// `database`.
+    static func resynchronisations(of database: any RowDatabase) -> Int? {
+        let id = ObjectIdentifier(database)
+        return all.withLock { $0.listening.contains(id) ? $0.resynchronised[id, default: 0] : nil }
     }
 
     /// The watch of group `group` in `database`, made (and the database listened to) on first use.

@@ -234,9 +234,7 @@
         /// sends it the long way, which reads that commit. 20 rounds of each.
         @Test func aPartialStoreWritesInOneRoundTripPastOtherPartitionsCommits() throws {
             let name = Support.uniqueGroup("past-others")
-            var options = RowStoreOptions()
-            options.keepsPart = true
-            options.classify = { record in (String(record.id.name.prefix { $0 != "/" }), nil) }
+            let options = Self.keepingPartByPrefix
             let a = try RowStore(
                 name: name, database: Support.socketDatabase(), keyProvider: helperPassphrase, protectionReason: "test",
                 options: options)
@@ -273,6 +271,15 @@
             #expect(content.keys.filter { $0.hasPrefix("pb/t-") }.isEmpty)
         }
 
+        /// Options of a store that keeps part of its group, a record's partition the part of its
+        /// name before the first "/".
+        static var keepingPartByPrefix: RowStoreOptions {
+            var options = RowStoreOptions()
+            options.keepsPart = true
+            options.classify = { record in (String(record.id.name.prefix { $0 != "/" }), nil) }
+            return options
+        }
+
         /// 20 rounds of a commit of `a` to partition `pa`, then, once `b` (whose database is
         /// `counting`) has heard of it, one of `b` to `pb`, which must take one round trip.
         static func expectOneRoundTripPastOtherPartitions(
@@ -294,9 +301,7 @@
         /// made before it was opened would wait for a gap that never closes, and a store keeping
         /// part of it would never write in one round trip.
         @Test func aGroupOpenedWhileTheProcessListensWritesInOneRoundTrip() throws {
-            var options = RowStoreOptions()
-            options.keepsPart = true
-            options.classify = { record in (String(record.id.name.prefix { $0 != "/" }), nil) }
+            let options = Self.keepingPartByPrefix
             let counting = CountingRowDatabase(try Support.tcpDatabase())
             _ = try RowStore(
                 name: Support.uniqueGroup("listening"), database: counting, keyProvider: helperPassphrase,
