@@ -11,17 +11,16 @@ import SecureTokenCache
 /// when there is no row); no row at all means the group has no head. The changes are bounded by
 /// the head's generation, which no row's version passes, so that the plan made once for every
 /// version reads them through the version index.
-struct GroupChangesStatement: PostgresPreparedStatement {
-    static let sql = query(locking: false)
-
+struct GroupChangesStatement {
     // The partitions loaded whole first, then what changed, in commit order: a row is in one of
-    // the two, never both.
-    private static func query(locking: Bool) -> String {
+    // the two, never both. A lookup that misses loads one partition, which the statement compares
+    // as one value: an array parameter costs its decoding and an array scan on every load.
+    private static func query(locking: Bool, onePartition: Bool) -> String {
         """
         SELECT g.header, g.epoch, g.generation, g.horizon, r.name, r.version, r.deleted, r.sealed, r.part
         FROM stc_groups g LEFT JOIN LATERAL (
             (SELECT name, version, deleted, sealed, part FROM stc_rows
-             WHERE group_id = $1 AND version <= $2 AND NOT deleted AND part = ANY($3))
+             WHERE group_id = $1 AND version <= $2 AND NOT deleted AND \(onePartition ? "part = $3" : "part = ANY($3)"))
             UNION ALL
             (SELECT name, version, deleted, sealed, part FROM stc_rows
              WHERE group_id = $1 AND version > $2 AND version <= g.generation ORDER BY version)
@@ -36,15 +35,19 @@ struct GroupChangesStatement: PostgresPreparedStatement {
     var version: UInt64
     var loading: [[UInt8]]
 
-    func makeBindings() throws -> PostgresBindings {
+    fileprivate func makeBindings() -> PostgresBindings {
         var bindings = PostgresBindings(capacity: 3)
         bindings.append(ByteBuffer(bytes: group))
         bindings.append(Int64(version))
-        bindings.append(loading.map { ByteBuffer(bytes: $0) })
+        if loading.count == 1 {
+            bindings.append(ByteBuffer(bytes: loading[0]))
+        } else {
+            bindings.append(loading.map { ByteBuffer(bytes: $0) })
+        }
         return bindings
     }
 
-    func decodeRow(_ row: PostgresRow) throws -> Row {
+    fileprivate static func decodeRow(_ row: PostgresRow) throws -> Row {
         var cells = CellReader(row)
         return (
             try cells.bytes(), try cells.int64(), try cells.int64(), try cells.int64(), try cells.optionalBytes(),
@@ -55,7 +58,8 @@ struct GroupChangesStatement: PostgresPreparedStatement {
     /// Runs the statement on a connection of `client`'s pool: the head (`nil` when the group has
     /// none) and the rows.
     func run(on client: PostgresClient, logger: Logger) async throws -> (RowGroupHead?, [SealedRow]) {
-        try await Self.collect(client.execute(self, logger: logger))
+        if loading.count == 1 { return try await Self.collect(client.execute(OnePartition(reading: self), logger: logger)) }
+        return try await Self.collect(client.execute(Partitions(reading: self), logger: logger))
     }
 
     /// The same read, locking the group's head for the rest of the transaction on `connection`
@@ -69,18 +73,43 @@ struct GroupChangesStatement: PostgresPreparedStatement {
     func runLocking(on connection: PostgresConnection, logger: Logger) async throws -> (
         head: RowGroupHead?, rows: [SealedRow], complete: Bool
     ) {
-        let (head, rows) = try await Self.collect(connection.execute(Locking(reading: self), logger: logger))
+        let (head, rows) =
+            loading.count == 1
+            ? try await Self.collect(connection.execute(OnePartitionLocking(reading: self), logger: logger))
+            : try await Self.collect(connection.execute(PartitionsLocking(reading: self), logger: logger))
         guard let head else { return (nil, rows, true) }
         return (head, rows, head.generation <= version || rows.last?.version == head.generation)
     }
 
-    /// ``GroupChangesStatement`` with the group's head locked.
-    private struct Locking: PostgresPreparedStatement {
-        static let sql = GroupChangesStatement.query(locking: true)
-        var reading: GroupChangesStatement
+    /// The statement's four prepared forms: any number of partitions to load, or one, each with
+    /// the group's head locked or not. Each is named: a type's default name is its full Swift
+    /// name, and PostgreSQL cuts a statement's name to 63 bytes, which would give all four one name.
+    fileprivate protocol Form: PostgresPreparedStatement where Row == GroupChangesStatement.Row {
+        var reading: GroupChangesStatement { get }
+    }
 
-        func makeBindings() throws -> PostgresBindings { try reading.makeBindings() }
-        func decodeRow(_ row: PostgresRow) throws -> Row { try reading.decodeRow(row) }
+    private struct Partitions: Form {
+        static let name = "stc_group_changes"
+        static let sql = query(locking: false, onePartition: false)
+        var reading: GroupChangesStatement
+    }
+
+    private struct OnePartition: Form {
+        static let name = "stc_group_changes_one"
+        static let sql = query(locking: false, onePartition: true)
+        var reading: GroupChangesStatement
+    }
+
+    private struct PartitionsLocking: Form {
+        static let name = "stc_group_changes_locking"
+        static let sql = query(locking: true, onePartition: false)
+        var reading: GroupChangesStatement
+    }
+
+    private struct OnePartitionLocking: Form {
+        static let name = "stc_group_changes_one_locking"
+        static let sql = query(locking: true, onePartition: true)
+        var reading: GroupChangesStatement
     }
 
     private static func collect<Rows: AsyncSequence>(_ result: Rows) async throws -> (RowGroupHead?, [SealedRow])
@@ -99,4 +128,9 @@ struct GroupChangesStatement: PostgresPreparedStatement {
         }
         return (head, rows)
     }
+}
+
+extension GroupChangesStatement.Form {
+    func makeBindings() throws -> PostgresBindings { reading.makeBindings() }
+    func decodeRow(_ row: PostgresRow) throws -> Row { try GroupChangesStatement.decodeRow(row) }
 }

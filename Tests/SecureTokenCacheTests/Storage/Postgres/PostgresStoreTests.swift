@@ -321,16 +321,22 @@
             try Self.expectOneRoundTripPastOtherPartitions(a, b, counting: counting, cursorA: &cursorA, cursorB: &cursorB)
         }
 
+        /// A new group with one commit, for a test of the database itself: the database, the
+        /// group's id and its head.
+        static func groupAtTheDatabase(_ prefix: String) throws -> (PostgresRowDatabase, [UInt8], RowGroupHead) {
+            let database = try Support.socketDatabase()
+            let name = Support.uniqueGroup(prefix)
+            let store = try RowStore(name: name, database: database, keyProvider: helperPassphrase, protectionReason: "test")
+            _ = try store.transact(since: try store.load().1) { _ in [StoreConformance.put("first", "1")] }
+            let group = RowStore.groupID(name)
+            return (database, group, try #require(try database.head(of: group)))
+        }
+
         /// The one-round-trip commit at the database: refused (nothing written) from a generation
         /// that is not the group's or from another epoch; written, announced and counted in the
         /// head from the group's own.
         @Test func aCommitIfStillAtWritesOnlyFromTheGroupsGeneration() throws {
-            let database = try Support.socketDatabase()
-            let name = Support.uniqueGroup("if-still-at")
-            let store = try RowStore(name: name, database: database, keyProvider: helperPassphrase, protectionReason: "test")
-            _ = try store.transact(since: try store.load().1) { _ in [StoreConformance.put("first", "1")] }
-            let group = RowStore.groupID(name)
-            let head = try #require(try database.head(of: group))
+            let (database, group, head) = try Self.groupAtTheDatabase("if-still-at")
             let row = { (text: String) in SealedRow(name: Array(text.utf8), version: 0, isDeletion: false, sealed: [1, 2, 3]) }
             #expect(try database.commit(group, epoch: head.epoch, ifStillAt: head.generation - 1, rows: [row("old")]) == nil)
             #expect(try database.commit(group, epoch: head.epoch &+ 1, ifStillAt: head.generation, rows: [row("epoch")]) == nil)
@@ -345,6 +351,45 @@
             let (_, rows) = try database.rows(of: group, epoch: head.epoch, after: head.generation, selection: .wholeGroup)
             #expect(rows.map { String(decoding: $0.name, as: UTF8.self) } == ["new"])
             #expect(rows.first?.version == after.generation)
+        }
+
+        /// A partition load reads the same through the statement's form for one partition as
+        /// through its form for several, with the head locked (a write's read) or not: the live rows
+        /// of the partitions it names whatever their version, and every row written after the
+        /// reader's version.
+        @Test func aLoadOfOnePartitionReadsWhatALoadOfSeveralReads() throws {
+            let (database, group, head) = try Self.groupAtTheDatabase("one-partition")
+            func row(_ name: String, in partition: String) -> SealedRow {
+                SealedRow(
+                    name: Array(name.utf8), version: 0, isDeletion: false, sealed: [1, 2, 3], partition: Array(partition.utf8))
+            }
+            // The reader is at `version`, which p1 and p2 were written before; p3 was written after.
+            let version = try #require(
+                try database.commit(
+                    group, epoch: head.epoch, ifStillAt: head.generation,
+                    rows: [row("a1", in: "p1"), row("a2", in: "p1"), row("b1", in: "p2"), row("b2", in: "p2")])
+            ).generation
+            _ = try #require(try database.commit(group, epoch: head.epoch, ifStillAt: version, rows: [row("c1", in: "p3")]))
+            func names(loading: [String], locking: Bool) throws -> [String] {
+                let selection = RowSelection(kept: { [] }, loading: loading.map { Array($0.utf8) })
+                var rows: [SealedRow] = []
+                if locking {
+                    _ = try database.commit(group, epoch: head.epoch, after: version, selection: selection) { _, read in
+                        rows = read
+                        return RowCommit(rows: [])
+                    }
+                } else {
+                    rows = try database.rows(of: group, epoch: head.epoch, after: version, selection: selection).1
+                }
+                return rows.map { String(decoding: $0.name, as: UTF8.self) }.sorted()
+            }
+            for locking in [false, true] {
+                #expect(try names(loading: ["p1"], locking: locking) == ["a1", "a2", "c1"])
+                #expect(try names(loading: ["p1", "p2"], locking: locking) == ["a1", "a2", "b1", "b2", "c1"])
+                #expect(try names(loading: ["p4"], locking: locking) == ["c1"])
+                #expect(try names(loading: [], locking: locking) == ["c1"])
+            }
+            #expect(try database.head(of: group)?.generation == version + 1)
         }
 
         /// The coherence promise, over 1,000 sign-outs on instance A: once instance B's generation
