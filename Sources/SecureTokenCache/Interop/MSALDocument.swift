@@ -274,8 +274,11 @@ enum MSALDocument {
         let style = JSONWriter.Style.python
         let omitted: KnownField? = includeSecrets ? nil : .secret
         var output: [UInt8] = []
-        // The layout adds about as many bytes as a payload holds: room for both, grown rarely.
-        output.reserveCapacity(2 * payloadBytes + 4096)
+        // The layout (names, quotes, indentation, each entry's key) takes more bytes than the
+        // payloads hold. Room for three times them is rarely outgrown, and growing is dear for a
+        // large export: what was written is copied into a new buffer, whose every page then
+        // faults in again. The pages a smaller document leaves unwritten are never faulted in.
+        output.reserveCapacity(3 * payloadBytes + 4096)
         HugePages.advise(&output)
         var nextSection = sections.makeIterator()
         JSONWriter.writeContainer(count: sections.count, brackets: ("{", "}"), style: style, level: 0, into: &output) { output in
