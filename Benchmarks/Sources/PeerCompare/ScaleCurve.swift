@@ -63,6 +63,29 @@ func measureScalePoint(path: String, tokens: Int) async throws {
     }
 }
 
+/// `PeerCompare scale-hold PATH TOKENS`: imports the MSAL JSON at PATH into a memory group as
+/// `scale-point` does, lets the document go, prints the resident growth to stderr and exits with
+/// the group still alive. Under a heap profiler (`heaptrack`), what the exit leaves allocated is
+/// then what the group holds, by the code that allocated it: the census behind the bytes per entry
+/// in docs/architecture.md.
+func holdScalePoint(path: String, tokens: Int) throws -> Never {
+    try CacheGroup(inMemory: "stc-scale-warm-up").importMSAL(Workload(accessTokens: 10).json)
+    let baseline = residentBytes()
+    let group = CacheGroup(inMemory: "stc-scale")
+    do {
+        let document = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+        try group.importMSAL(document)
+    }
+    // The document and the import's scratch are freed only now, after the import gave the C
+    // heap's free pages back; give back what they leave, as a process that keeps running would.
+    if let trim = dlsym(nil, "malloc_trim") {
+        _ = unsafeBitCast(trim, to: (@convention(c) (Int) -> Int32).self)(0)
+    }
+    let growth = residentBytes() - baseline
+    FileHandle.standardError.write(Data("scale-hold: \(tokens) access tokens, resident growth \(growth) bytes\n".utf8))
+    withExtendedLifetime(group) { exit(0) }
+}
+
 /// The most resident memory the process has had (VmHWM), in bytes.
 func peakResidentBytes() -> Int {
     guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),

@@ -16,6 +16,8 @@
 //   PeerCompare scale-point PATH TOKENS   one point of the scaling curves (ScaleCurve.swift): the
 //                                         import of the MSAL JSON at PATH, resident memory, hit,
 //                                         miss, accounts, export and a file group's open
+//   PeerCompare scale-hold PATH TOKENS    imports the MSAL JSON at PATH into a memory group and
+//                                         exits holding it, for heap profilers (ScaleCurve.swift)
 //   PeerCompare app-hit PATH TOKENS CLIENT TENANT SCOPE [REPEATS]
 //                                         imports the MSAL JSON at PATH (a tenant's app tokens, as
 //                                         compare_peers.py writes them) into a memory group and
@@ -328,6 +330,8 @@ case "run" where arguments.count >= 3:
 case "scale-point" where arguments.count == 4:
     try await measureScalePoint(path: arguments[2], tokens: Int(arguments[3])!)
     printJSON()
+case "scale-hold" where arguments.count == 4:
+    try holdScalePoint(path: arguments[2], tokens: Int(arguments[3])!)
 case "app-hit" where arguments.count >= 7:
     try await measureAppHit(
         path: arguments[2], tokens: Int(arguments[3])!, client: arguments[4], tenant: arguments[5], scope: arguments[6],
