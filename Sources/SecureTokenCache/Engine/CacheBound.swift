@@ -109,12 +109,14 @@ final class CacheBound: Sendable {
             var written: [EntryID: Int] = [:]
             for case .put(let record) in transaction.changes {
                 if let kind = RecordCodec.credentialKind(record.id.kind) {
-                    written[EntryID(kind: kind, key: record.id.name)] = record.payload.count
+                    written[EntryID(kind: kind, keyText: record.id.nameText)] = record.payload.count
                 }
             }
             var deleted: [EntryID] = []
             for case .delete(let record) in transaction.changes {
-                if let kind = RecordCodec.credentialKind(record.kind) { deleted.append(EntryID(kind: kind, key: record.name)) }
+                if let kind = RecordCodec.credentialKind(record.kind) {
+                    deleted.append(EntryID(kind: kind, keyText: record.nameText))
+                }
             }
             /// What an entry of the group is accounted as: known for the entries this group wrote.
             func cost(_ stored: StoredEntry?) -> Int {

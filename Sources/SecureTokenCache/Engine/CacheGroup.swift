@@ -390,7 +390,7 @@ public final class CacheGroup: Sendable {
         var keys: Set<String> = []
         for case .put(let record) in transaction.changes {
             guard let kind = RecordCodec.credentialKind(record.id.kind),
-                let stored = transaction.index[EntryID(kind: kind, key: record.id.name)],
+                let stored = transaction.index[EntryID(kind: kind, keyText: record.id.nameText)],
                 let partition = CachePartition(of: stored.entry)
             else { continue }
             keys.insert(partition.storageKey)

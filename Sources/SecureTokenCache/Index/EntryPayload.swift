@@ -774,4 +774,9 @@ struct PayloadWriter: ~Copyable {
 
     /// Forgets what was written, keeping the room.
     mutating func removeAll() { count = 0 }
+
+    /// `read` with what is written from byte `offset` on.
+    func withBytes<Result>(from offset: Int, _ read: (UnsafeRawBufferPointer) -> Result) -> Result {
+        read(UnsafeRawBufferPointer(start: start + offset, count: count - offset))
+    }
 }

@@ -33,7 +33,7 @@ enum RecordCodec {
         return kinds
     }()
 
-    static func recordID(_ id: EntryID) -> RecordID { RecordID(kind: recordKind(id.kind), name: id.key) }
+    static func recordID(_ id: EntryID) -> RecordID { RecordID(kind: recordKind(id.kind), nameText: id.keyText) }
 
     static func record(_ stored: StoredEntry) -> Record {
         Record(id: recordID(stored.id), payload: EntryPayload.encode(stored))
@@ -92,7 +92,7 @@ enum RecordCodec {
     static func decode(_ change: RecordChange, with decoder: inout EntryDecoder) throws -> DecodedChange? {
         switch change {
         case .delete(let id):
-            if let kind = credentialKind(id.kind) { return .remove(EntryID(kind: kind, key: id.name)) }
+            if let kind = credentialKind(id.kind) { return .remove(EntryID(kind: kind, keyText: id.nameText)) }
             switch id.kind {
             case .clientState: return .clientState(id.name, ClientState())
             case .unknownSection: return .unknownSection(id.name, nil)
@@ -132,7 +132,7 @@ enum RecordCodec {
             case .accessToken, .refreshToken, .idToken, .account, .appMetadata:
                 let kind = credentialKind(record.id.kind)!
                 let (ordinal, entry) = try decoder.decode(kind: kind, payload: record.payload)
-                return .insert(StoredEntry(id: EntryID(kind: kind, key: record.id.name), ordinal: ordinal, entry: entry))
+                return .insert(StoredEntry(id: EntryID(kind: kind, keyText: record.id.nameText), ordinal: ordinal, entry: entry))
             }
         } catch let error as TokenCacheError where error.code == .malformedCache {
             throw TokenCacheError(.storeCorrupted, "a record holds invalid JSON: the group is damaged")
@@ -316,7 +316,8 @@ enum RecordCodec {
             let (ordinal, slots) = try decoder.filingSlots(payload: records[index].payload)
             gathered.add(
                 EntryTable.Row(
-                    id: EntryID(kind: kind, key: records[index].id.name), ordinal: ordinal, source: .payload(records[index].bytes)
+                    id: EntryID(kind: kind, keyText: records[index].id.nameText), ordinal: ordinal,
+                    source: .payload(records[index].bytes)
                 ),
                 kind: kind, slots: slots, decoder: decoder)
         }

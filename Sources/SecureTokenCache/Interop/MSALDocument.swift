@@ -76,7 +76,7 @@ enum MSALDocument {
         var entryCount: Int {
             sections.reduce(0) { total, section in
                 guard case .entries(_, let range) = section.content else { return total }
-                return total + Set(entries[range].map(\.id.name)).count
+                return total + Set(entries[range].map(\.id)).count
             }
         }
     }
@@ -167,7 +167,9 @@ enum MSALDocument {
         guard parser.peek() == UInt8(ascii: "{") else { return nil }
         var sections: [(name: String, content: Records.Section)] = []
         var blocks = PayloadBlocks(expectedBytes: buffer.count)
-        var read: [(id: RecordID, block: Int, range: Range<Int>)] = []
+        // An entry's name is `nil` where its payload derives it (``KeyText``): the import then
+        // makes no string per entry, and the group holds none.
+        var read: [(name: String?, kind: CredentialKind, block: Int, range: Range<Int>)] = []
         var members = PayloadWriter(capacity: 1024)
         if try parser.beginObject() {
             repeat {
@@ -178,18 +180,25 @@ enum MSALDocument {
                     continue
                 }
                 guard parser.peek() == UInt8(ascii: "{") else { return nil }
-                let recordKind = RecordCodec.recordKind(kind)
                 let first = read.count
                 if try parser.beginObject() {
                     repeat {
-                        let key = try parser.memberName().string
+                        let key = try parser.memberName()
                         guard parser.peek() == UInt8(ascii: "{") else { return nil }
                         let ordinal = UInt64(read.count + 1)
+                        var derived = false
                         let written = try blocks.append(scratch: &members) { output, members in
-                            try EntryPayload.read(&parser, ordinal: ordinal, members: &members, into: &output)
+                            let start = output.count
+                            guard try EntryPayload.read(&parser, ordinal: ordinal, members: &members, into: &output) else {
+                                return false
+                            }
+                            derived = output.withBytes(from: start) { payload in
+                                key.withUTF8 { KeyText.derives(kind, payload: payload, key: UnsafeRawBufferPointer($0)) }
+                            }
+                            return true
                         }
                         guard let (block, range) = written else { return nil }
-                        read.append((id: RecordID(kind: recordKind, name: key), block: block, range: range))
+                        read.append((name: derived ? nil : key.string, kind: kind, block: block, range: range))
                     } while try parser.endOfMember()
                 }
                 sections.append((name: name, content: .entries(kind, first..<read.count)))
@@ -198,7 +207,12 @@ enum MSALDocument {
         try parser.finish()
         let written = blocks.finish()
         return Records(
-            sections: sections, entries: read.map { Record(id: $0.id, bytes: PayloadBytes(written[$0.block], $0.range)) })
+            sections: sections,
+            entries: read.map {
+                let payload = PayloadBytes(written[$0.block], $0.range)
+                let name = $0.name.map(KeyText.init) ?? KeyText(derivedFrom: payload, kind: $0.kind)
+                return Record(id: RecordID(kind: RecordCodec.recordKind($0.kind), nameText: name), bytes: payload)
+            })
     }
 
     /// The records of a parsed document, as ``read(_:)`` makes them.
@@ -293,7 +307,7 @@ enum MSALDocument {
             JSONWriter.writeContainer(count: places.count, brackets: ("{", "}"), style: style, level: 1, into: &output) {
                 output in
                 let entry = index.entries.held(next.next()!)
-                JSONWriter.writeName(entry.id.key, style: style, into: &output)
+                entry.id.keyText.withUTF8 { JSONWriter.writeName(utf8: $0, style: style, into: &output) }
                 switch entry.members {
                 case .payload(let payload):
                     EntryPayload.writeObject(payload, style: style, level: 2, omitting: omitted, into: &output)

@@ -120,19 +120,28 @@ enum CacheEntry: Sendable, Hashable {
 }
 
 /// The identity of an entry in a cache: its kind and the key it is filed under. The key is
-/// kept exactly as it came (another SDK's key shape stays as it was).
+/// kept exactly as it came (another SDK's key shape stays as it was), as a string or as the
+/// payload it derives from (``KeyText``).
 struct EntryID: Sendable, Hashable, Comparable {
+    /// The key. First, so that the kind fits in what the key leaves of its last word.
+    let keyText: KeyText
     let kind: CredentialKind
-    let key: String
     /// The key's ``StringHash``, computed once: an entry id is hashed by several maps of the
     /// index, and a key is often 150 characters long.
     let keyHash: Int
 
     init(kind: CredentialKind, key: String) {
-        self.kind = kind
-        self.key = key
-        self.keyHash = StringHash.hash(key)
+        self.init(kind: kind, keyText: KeyText(key))
     }
+
+    init(kind: CredentialKind, keyText: KeyText) {
+        self.kind = kind
+        self.keyText = keyText
+        self.keyHash = keyText.stringHash
+    }
+
+    /// The key.
+    var key: String { keyText.string }
 
     func hash(into hasher: inout Hasher) {
         hasher.combine(kind)
@@ -140,7 +149,7 @@ struct EntryID: Sendable, Hashable, Comparable {
     }
 
     static func == (lhs: EntryID, rhs: EntryID) -> Bool {
-        lhs.keyHash == rhs.keyHash && lhs.kind == rhs.kind && lhs.key == rhs.key
+        lhs.keyHash == rhs.keyHash && lhs.kind == rhs.kind && lhs.keyText == rhs.keyText
     }
 
     static func < (lhs: EntryID, rhs: EntryID) -> Bool {

@@ -69,8 +69,8 @@ final class RecordSealer: Sendable {
     /// batches of a bounded size before sealing).
     static func batchPlaintextByteCount(of change: RecordChange) -> Int {
         switch change {
-        case .put(let record): batchRecordOverhead + record.id.name.utf8.count + record.payload.count
-        case .delete(let id): batchRecordOverhead + id.name.utf8.count
+        case .put(let record): batchRecordOverhead + record.id.nameText.withUTF8(\.count) + record.payload.count
+        case .delete(let id): batchRecordOverhead + id.nameText.withUTF8(\.count)
         }
     }
 
@@ -95,27 +95,28 @@ final class RecordSealer: Sendable {
         defer { Sodium.wipe(&plaintext) }
         for change in changes {
             let id = change.id
-            let nameCount = id.name.utf8.count
-            guard nameCount <= Int(UInt32.max) else {
-                throw TokenCacheError(.invalidArgument, "a record name is too long to seal (\(nameCount) bytes)")
-            }
-            switch change {
-            case .put(let record):
-                guard record.payload.count <= Int(UInt32.max) else {
-                    throw TokenCacheError(.invalidArgument, "a record is too large to seal (\(record.payload.count) bytes)")
+            try id.nameText.withUTF8 { name in
+                guard name.count <= Int(UInt32.max) else {
+                    throw TokenCacheError(.invalidArgument, "a record name is too long to seal (\(name.count) bytes)")
                 }
-                plaintext.append(Operation.put.rawValue)
-                plaintext.append(id.kind.rawValue)
-                Self.appendLE(UInt32(nameCount), to: &plaintext)
-                plaintext.append(contentsOf: id.name.utf8)
-                Self.appendLE(UInt32(record.payload.count), to: &plaintext)
-                plaintext.append(contentsOf: record.payload)
-            case .delete:
-                plaintext.append(Operation.delete.rawValue)
-                plaintext.append(id.kind.rawValue)
-                Self.appendLE(UInt32(nameCount), to: &plaintext)
-                plaintext.append(contentsOf: id.name.utf8)
-                Self.appendLE(UInt32(0), to: &plaintext)
+                switch change {
+                case .put(let record):
+                    guard record.payload.count <= Int(UInt32.max) else {
+                        throw TokenCacheError(.invalidArgument, "a record is too large to seal (\(record.payload.count) bytes)")
+                    }
+                    plaintext.append(Operation.put.rawValue)
+                    plaintext.append(id.kind.rawValue)
+                    Self.appendLE(UInt32(name.count), to: &plaintext)
+                    plaintext.append(contentsOf: name)
+                    Self.appendLE(UInt32(record.payload.count), to: &plaintext)
+                    plaintext.append(contentsOf: record.payload)
+                case .delete:
+                    plaintext.append(Operation.delete.rawValue)
+                    plaintext.append(id.kind.rawValue)
+                    Self.appendLE(UInt32(name.count), to: &plaintext)
+                    plaintext.append(contentsOf: name)
+                    Self.appendLE(UInt32(0), to: &plaintext)
+                }
             }
         }
         let start = output.count
@@ -231,13 +232,21 @@ final class RecordSealer: Sendable {
             let payloadCount = Int(UInt32(littleEndian: plaintext.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
             offset += 4
             guard payloadCount <= plaintext.count - offset else { throw damaged("a sealed batch holds a record cut short") }
-            let id = RecordID(kind: kind, name: name)
+            let range = offset..<(offset + payloadCount)
             switch operation {
             case .put:
-                changes.append(.put(Record(id: id, bytes: PayloadBytes(batch, offset..<(offset + payloadCount)))))
+                // An entry's name that its payload derives is held as the payload (``KeyText``).
+                let payload = PayloadBytes(batch, range)
+                let derivedFrom = RecordCodec.credentialKind(kind).flatMap { entryKind in
+                    KeyText.derives(entryKind, payload: UnsafeRawBufferPointer(rebasing: plaintext[range]), key: nameBytes)
+                        ? entryKind : nil
+                }
+                let id = RecordID(
+                    kind: kind, nameText: derivedFrom.map { KeyText(derivedFrom: payload, kind: $0) } ?? KeyText(name))
+                changes.append(.put(Record(id: id, bytes: payload)))
             case .delete:
                 guard payloadCount == 0 else { throw damaged("a sealed delete carries a payload") }
-                changes.append(.delete(id))
+                changes.append(.delete(RecordID(kind: kind, name: name)))
             }
             nameHashes.append(RecordNameHash.hash(kind: kind, name: nameBytes))
             offset += payloadCount
@@ -261,7 +270,7 @@ final class RecordSealer: Sendable {
     /// (``RowStore``) key their rows by it.
     func keyedName(of id: RecordID) -> [UInt8] {
         var message: [UInt8] = [id.kind.rawValue]
-        message += id.name.utf8
+        id.nameText.withUTF8 { message += $0 }
         return keyedDigest(of: message, count: 32)
     }
 

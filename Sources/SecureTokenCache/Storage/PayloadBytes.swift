@@ -44,7 +44,7 @@ struct PayloadBytes: Sendable {
     var isEmpty: Bool { start == end }
 
     /// `read` with the bytes, in place.
-    func withUnsafeBytes<Result>(_ read: (UnsafeRawBufferPointer) -> Result) -> Result {
-        storage.withUnsafeBytes { read(UnsafeRawBufferPointer(rebasing: $0[Int(start)..<Int(end)])) }
+    func withUnsafeBytes<Result>(_ read: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        try storage.withUnsafeBytes { try read(UnsafeRawBufferPointer(rebasing: $0[Int(start)..<Int(end)])) }
     }
 }

@@ -1,0 +1,101 @@
+import Testing
+
+@testable import SecureTokenCache
+
+/// An imported entry filed under the key MSAL derives from its members holds that key as its
+/// payload (`KeyText`); the key reads, compares, hashes and exports exactly as the string it came as.
+@Suite(.timeLimit(.minutes(1))) struct KeyTextTests {
+    /// Entries of each kind, under the keys msal-python gives them, and entries under other keys.
+    static let document = """
+        {"AccessToken": {
+          "u.t-login.microsoftonline.com-accesstoken-c-t-user.read openid": {"credential_type": "AccessToken",
+            "secret": "a", "home_account_id": "U.T", "environment": "login.microsoftonline.com",
+            "client_id": "c", "target": "User.Read openid", "realm": "t", "token_type": "Bearer",
+            "cached_at": "1", "expires_on": "2", "extended_expires_on": "2"},
+          "Some-Other-Shape": {"credential_type": "AccessToken", "secret": "b", "home_account_id": "u.t",
+            "environment": "login.microsoftonline.com", "client_id": "c", "target": "x", "realm": "t"},
+          "u.t-login.microsoftonline.com-accesstoken-c-t-x-assertionhash": {"credential_type": "AccessToken",
+            "secret": "c", "home_account_id": "u.t", "environment": "login.microsoftonline.com",
+            "client_id": "c", "target": "x", "realm": "t"}},
+         "RefreshToken": {"u.t-login.microsoftonline.com-refreshtoken-c--": {"credential_type": "RefreshToken",
+            "secret": "r", "home_account_id": "u.t", "environment": "login.microsoftonline.com", "client_id": "c"}},
+         "IdToken": {"u.t-login.microsoftonline.com-idtoken-c-t-": {"credential_type": "IdToken", "secret": "e30.e30.",
+            "home_account_id": "u.t", "environment": "login.microsoftonline.com", "realm": "t", "client_id": "c"}},
+         "Account": {"u.t-login.microsoftonline.com-t": {"home_account_id": "u.t",
+            "environment": "login.microsoftonline.com", "realm": "t", "local_account_id": "u",
+            "username": "user@contoso.com", "authority_type": "MSSTS"},
+          "u.\\u0074-login.microsoftonline.com-t2": {"home_account_id": "u.t",
+            "environment": "login.microsoftonline.com", "realm": "t2", "local_account_id": "u",
+            "username": "user@contoso.com", "authority_type": "MSSTS"}},
+         "AppMetadata": {"appmetadata-login.microsoftonline.com-c": {"client_id": "c",
+            "environment": "login.microsoftonline.com"}}}
+        """
+
+    /// The keys held as payloads: MSAL's own shapes, one spelled with an escape.
+    static let derivedKeys: Set = [
+        "u.t-login.microsoftonline.com-accesstoken-c-t-user.read openid",
+        "u.t-login.microsoftonline.com-refreshtoken-c--",
+        "u.t-login.microsoftonline.com-idtoken-c-t-",
+        "u.t-login.microsoftonline.com-t",
+        "u.t-login.microsoftonline.com-t2",
+    ]
+
+    @Test func anImportHoldsMSALsOwnKeysAsPayloadsAndEveryOtherKeyAsItCame() throws {
+        let records = try MSALDocument.read(Array(Self.document.utf8)).entries
+        #expect(records.count == 8)
+        for record in records {
+            let name = record.id.name
+            #expect(record.id.nameText.isDerived == Self.derivedKeys.contains(name), "\(name)")
+            // Either form equals, and hashes as, the same name held as a string.
+            let asString = RecordID(kind: record.id.kind, name: name)
+            #expect(record.id == asString)
+            #expect(record.id.hashValue == asString.hashValue)
+            #expect(record.id.nameText.stringHash == StringHash.hash(name))
+        }
+        #expect(Set(records.map(\.id.name)).isSuperset(of: Self.derivedKeys))
+        #expect(records.contains { $0.id.name == "Some-Other-Shape" && !$0.id.nameText.isDerived })
+    }
+
+    @Test func anEntryFiledUnderAPayloadKeyIsFoundByTheKeysString() throws {
+        let group = try Fixtures.group()
+        try group.importMSAL(Array(Self.document.utf8))
+        let index = try group.index()
+        for key in Self.derivedKeys {
+            let kind: CredentialKind =
+                key.contains("accesstoken")
+                ? .accessToken
+                : key.contains("refreshtoken") ? .refreshToken : key.contains("idtoken") ? .idToken : .account
+            let id = EntryID(kind: kind, key: key)
+            let stored = try #require(index[id], "\(key)")
+            #expect(stored.id == id)
+            #expect(stored.id.keyText.isDerived)
+            #expect(stored.id.keyHash == id.keyHash)
+        }
+        #expect(index[EntryID(kind: .accessToken, key: "some-other-shape")] == nil)
+        #expect(index[EntryID(kind: .accessToken, key: "Some-Other-Shape")] != nil)
+    }
+
+    @Test func anExportWritesPayloadKeysAsTheyWereRead() throws {
+        let group = try Fixtures.group()
+        try group.importMSAL(Array(Self.document.utf8))
+        let exported = try JSONParser.parse(try group.exportMSAL(includeSecrets: true))
+        let original = try JSONParser.parse(Array(Self.document.utf8))
+        #expect(exported == original)
+    }
+
+    @Test func aFileGroupSealsPayloadKeysAsTheirText() throws {
+        // The names sealed into the file are the keys' text: a group opened from the file,
+        // which reads them as strings, files every entry under the key it was imported under.
+        let root = TemporaryDirectory()
+        let written = try CacheGroup(
+            name: "keys", store: FileStore(group: "keys", keyProvider: testPassphrase(), root: root.path), clock: { 1 })
+        try written.importMSAL(Array(Self.document.utf8))
+        let opened = try CacheGroup(
+            name: "keys", store: FileStore(group: "keys", keyProvider: testPassphrase(), root: root.path), clock: { 1 })
+        #expect(try opened.exportMSAL(includeSecrets: true) == written.exportMSAL(includeSecrets: true))
+        let index = try opened.index()
+        for key in Self.derivedKeys where key.contains("accesstoken") {
+            #expect(index[EntryID(kind: .accessToken, key: key)] != nil)
+        }
+    }
+}
