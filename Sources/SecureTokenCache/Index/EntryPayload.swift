@@ -221,8 +221,13 @@ enum EntryPayload {
     static func payload(_ payload: ArraySlice<UInt8>, ordinal: UInt64) -> ArraySlice<UInt8> {
         if self.ordinal(of: payload) == ordinal { return payload }
         var copy = Array(payload)
-        copy.withUnsafeMutableBytes { $0.storeBytes(of: ordinal.littleEndian, toByteOffset: 1, as: UInt64.self) }
+        copy.withUnsafeMutableBytes { setOrdinal(ordinal, in: $0) }
         return copy[...]
+    }
+
+    /// Writes `ordinal` into the header of the payload (of this version) that `payload` holds.
+    static func setOrdinal(_ ordinal: UInt64, in payload: UnsafeMutableRawBufferPointer) {
+        payload.storeBytes(of: ordinal.littleEndian, toByteOffset: 1, as: UInt64.self)
     }
 
     /// The ordinal a payload carries.
@@ -680,6 +685,16 @@ struct PayloadBlocks: ~Copyable {
             current.removeAll()
         }
         return written
+    }
+
+    /// Closes the block being written and appends `more` after it; returns the index `more`'s
+    /// first block has among the blocks ``finish()`` gives.
+    mutating func append(_ more: consuming [[UInt8]]) -> Int {
+        finished.append(current.bytes)
+        current.removeAll()
+        let first = finished.count
+        finished += more
+        return first
     }
 
     /// Every block, in order (the ranges ``append(scratch:_:)`` returned are in them).

@@ -16,6 +16,15 @@ struct JSONParser {
     /// A parser at the start of `bytes`.
     init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
+    /// A parser at `position` in `bytes`, inside `depth` arrays and objects: where a parser of
+    /// all of `bytes` would be on reaching that position, for a read of the rest of a document
+    /// that another read of its start checks it meets.
+    init(_ bytes: UnsafeBufferPointer<UInt8>, at position: Int, depth: Int) {
+        self.bytes = bytes
+        self.position = position
+        self.depth = depth
+    }
+
     /// A string as read: its bytes, when it has no escape (valid UTF-8, in the document), else
     /// its text.
     enum StringValue {

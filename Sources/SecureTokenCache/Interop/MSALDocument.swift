@@ -162,57 +162,7 @@ enum MSALDocument {
     /// ``read(_:)`` in one pass over the bytes; `nil` for what only the whole parse reads as it
     /// should.
     static func readDirectly(_ buffer: UnsafeBufferPointer<UInt8>) throws -> Records? {
-        var parser = JSONParser(buffer)
-        parser.skipWhitespace()
-        guard parser.peek() == UInt8(ascii: "{") else { return nil }
-        var sections: [(name: String, content: Records.Section)] = []
-        var blocks = PayloadBlocks(expectedBytes: buffer.count)
-        // An entry's name is `nil` where its payload derives it (``KeyText``): the import then
-        // makes no string per entry, and the group holds none.
-        var read: [(name: String?, kind: CredentialKind, block: Int, range: Range<Int>)] = []
-        var members = PayloadWriter(capacity: 1024)
-        if try parser.beginObject() {
-            repeat {
-                let name = try parser.memberName().string
-                guard !sections.contains(where: { $0.name == name }) else { return nil }
-                guard let kind = CredentialKind(sectionName: name) else {
-                    sections.append((name: name, content: .unknown(try parser.parseValue())))
-                    continue
-                }
-                guard parser.peek() == UInt8(ascii: "{") else { return nil }
-                let first = read.count
-                if try parser.beginObject() {
-                    repeat {
-                        let key = try parser.memberName()
-                        guard parser.peek() == UInt8(ascii: "{") else { return nil }
-                        let ordinal = UInt64(read.count + 1)
-                        var derived = false
-                        let written = try blocks.append(scratch: &members) { output, members in
-                            let start = output.count
-                            guard try EntryPayload.read(&parser, ordinal: ordinal, members: &members, into: &output) else {
-                                return false
-                            }
-                            derived = output.withBytes(from: start) { payload in
-                                key.withUTF8 { KeyText.derives(kind, payload: payload, key: UnsafeRawBufferPointer($0)) }
-                            }
-                            return true
-                        }
-                        guard let (block, range) = written else { return nil }
-                        read.append((name: derived ? nil : key.string, kind: kind, block: block, range: range))
-                    } while try parser.endOfMember()
-                }
-                sections.append((name: name, content: .entries(kind, first..<read.count)))
-            } while try parser.endOfMember()
-        }
-        try parser.finish()
-        let written = blocks.finish()
-        return Records(
-            sections: sections,
-            entries: read.map {
-                let payload = PayloadBytes(written[$0.block], $0.range)
-                let name = $0.name.map(KeyText.init) ?? KeyText(derivedFrom: payload, kind: $0.kind)
-                return Record(id: RecordID(kind: RecordCodec.recordKind($0.kind), nameText: name), bytes: payload)
-            })
+        try DirectRead.records(of: buffer)
     }
 
     /// The records of a parsed document, as ``read(_:)`` makes them.
