@@ -47,8 +47,9 @@ struct IndexTransaction {
     /// Files entry records (an import's: payloads whose ordinals count from 1) under their names,
     /// as ``put(_:key:)`` would one by one. Into an index without entries every map is filled in
     /// one pass from the records, as opening a group fills them. Returns whether they were filed
-    /// that way, which needs every id to be another.
-    mutating func putAll(_ records: [Record]) -> Bool {
+    /// that way, which needs every id to be another. `keyHashes`, when given, are the records'
+    /// names' ``StringHash``es, in order.
+    mutating func putAll(_ records: [Record], keyHashes: [Int]? = nil) -> Bool {
         do {
             if index.count == 0 {
                 let base = index.nextOrdinal
@@ -60,7 +61,7 @@ struct IndexTransaction {
                             id: $0.id,
                             payload: EntryPayload.payload($0.payload, ordinal: base + EntryPayload.ordinal(of: $0.payload)! - 1))
                     }
-                if index.fileAll(try RecordCodec.decodeAll(records).filing) == nil {
+                if index.fileAll(try RecordCodec.decodeAll(records, keyHashes: keyHashes).filing) == nil {
                     changes.reserveCapacity(changes.count + records.count)
                     for record in records { changes.append(.put(record)) }
                     return true

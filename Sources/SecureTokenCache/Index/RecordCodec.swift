@@ -228,9 +228,12 @@ enum RecordCodec {
 
     /// Decodes records in order; a large group (opening one, a reload) is decoded in parts
     /// (``inParts(of:_:)``), each gathering its contiguous part of the records for filing, and
-    /// the parts are joined in order.
-    static func decodeAll(_ records: [Record]) throws -> DecodedRecords {
-        var parts = try inParts(of: records) { range, parallel in try decode(records[range], parallel: parallel) }
+    /// the parts are joined in order. `keyHashes`, when given, are the records' names'
+    /// ``StringHash``es, in order, so that no name is hashed again.
+    static func decodeAll(_ records: [Record], keyHashes: [Int]? = nil) throws -> DecodedRecords {
+        var parts = try inParts(of: records) { range, parallel in
+            try decode(records[range], keyHashes: keyHashes?[range], parallel: parallel)
+        }
         var (filing, others) = parts.removeFirst()
         while !parts.isEmpty {
             let part = parts.removeFirst()
@@ -302,7 +305,9 @@ enum RecordCodec {
         return ranges
     }
 
-    private static func decode(_ records: ArraySlice<Record>, parallel: Bool = false) throws -> DecodedRecords {
+    private static func decode(
+        _ records: ArraySlice<Record>, keyHashes: ArraySlice<Int>?, parallel: Bool = false
+    ) throws -> DecodedRecords {
         var decoder = EntryDecoder(parallel: parallel)
         var gathered = SlotFiling(capacity: records.count)
         var others: [DecodedChange] = []
@@ -314,9 +319,12 @@ enum RecordCodec {
                 continue
             }
             let (ordinal, slots) = try decoder.filingSlots(payload: records[index].payload)
+            let keyText = records[index].id.nameText
             gathered.add(
                 EntryTable.Row(
-                    id: EntryID(kind: kind, keyText: records[index].id.nameText), ordinal: ordinal,
+                    id: keyHashes.map { EntryID(kind: kind, keyText: keyText, keyHash: $0[index]) }
+                        ?? EntryID(kind: kind, keyText: keyText),
+                    ordinal: ordinal,
                     source: .payload(records[index].bytes)
                 ),
                 kind: kind, slots: slots, decoder: decoder)

@@ -19,9 +19,9 @@ struct DirectRead: ~Copyable {
         var first: Int
     }
 
-    /// An entry read: its key (`nil` where its payload derives it, ``KeyText``), kind, and where
-    /// its payload is.
-    typealias Entry = (name: String?, kind: CredentialKind, block: Int, range: Range<Int>)
+    /// An entry read: its key (`nil` where its payload derives it, ``KeyText``), the key's
+    /// ``StringHash``, its kind, and where its payload is.
+    typealias Entry = (name: String?, hash: Int, kind: CredentialKind, block: Int, range: Range<Int>)
 
     /// What a read of a document's second half leaves for the read of its first.
     struct Rest: Sendable {
@@ -210,19 +210,23 @@ struct DirectRead: ~Copyable {
             guard parser.peek() == UInt8(ascii: "{") else { return nil }
             let ordinal = UInt64(entries.count + 1)
             var derived = false
+            var hash = 0
             let kind = section.kind
             let written = try blocks.append(scratch: &members) { output, members in
                 let start = output.count
                 guard try EntryPayload.read(&parser, ordinal: ordinal, members: &members, into: &output) else {
                     return false
                 }
-                derived = output.withBytes(from: start) { payload in
-                    key.withUTF8 { KeyText.derives(kind, payload: payload, key: UnsafeRawBufferPointer($0)) }
+                key.withUTF8 { key in
+                    hash = StringHash.hash(UnsafeRawBufferPointer(key))
+                    derived = output.withBytes(from: start) { payload in
+                        KeyText.derives(kind, payload: payload, key: UnsafeRawBufferPointer(key))
+                    }
                 }
                 return true
             }
             guard let (block, range) = written else { return nil }
-            entries.append((name: derived ? nil : key.string, kind: kind, block: block, range: range))
+            entries.append((name: derived ? nil : key.string, hash: hash, kind: kind, block: block, range: range))
         } while try parser.endOfMember()
         return true
     }
@@ -259,7 +263,8 @@ struct DirectRead: ~Copyable {
         }
         entries.reserveCapacity(offset + rest.entries.count)
         for entry in rest.entries {
-            entries.append((name: entry.name, kind: entry.kind, block: firstBlock + entry.block, range: entry.range))
+            entries.append(
+                (name: entry.name, hash: entry.hash, kind: entry.kind, block: firstBlock + entry.block, range: entry.range))
         }
         return true
     }
@@ -273,6 +278,7 @@ struct DirectRead: ~Copyable {
                 let payload = PayloadBytes(written[$0.block], $0.range)
                 let name = $0.name.map(KeyText.init) ?? KeyText(derivedFrom: payload, kind: $0.kind)
                 return Record(id: RecordID(kind: RecordCodec.recordKind($0.kind), nameText: name), bytes: payload)
-            })
+            },
+            keyHashes: entries.map(\.hash))
     }
 }

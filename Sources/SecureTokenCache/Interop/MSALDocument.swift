@@ -70,6 +70,10 @@ enum MSALDocument {
 
         var sections: [(name: String, content: Section)]
         var entries: [Record]
+        /// Each entry's key's ``StringHash``, where the read computed them (``DirectRead`` has
+        /// each key's bytes at hand; a key it holds as its payload would be made again to be
+        /// hashed).
+        var keyHashes: [Int]? = nil
 
         /// The number of entries the document holds (an entry under a key its section repeats
         /// counted once).
@@ -204,7 +208,7 @@ enum MSALDocument {
             if case .unknown(let value) = content { transaction.setUnknownSection(name, value) }
         }
         // Filed in bulk only when no two entries have one id: then none repeats in a section.
-        return transaction.putAll(document.entries) ? document.entries.count : document.entryCount
+        return transaction.putAll(document.entries, keyHashes: document.keyHashes) ? document.entries.count : document.entryCount
     }
 
     /// Merges a parsed document into a transaction, as ``merge(_:into:)-(Records,_)`` merges its
