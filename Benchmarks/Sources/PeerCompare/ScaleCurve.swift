@@ -27,6 +27,10 @@ func measureScalePoint(path: String, tokens: Int) async throws {
     }
     document = []
     guard let group else { return }
+    // An import gives the heap's free pages back once the process has done no other large work
+    // for a moment (HeapTrim in the library): wait for that, as a process holding the cache does
+    // before it next looks.
+    try await Task.sleep(for: .seconds(2))
     let resident = residentBytes()
     results.append(("scale.resident.\(tokens)", Measurement(ns: Double(resident), samples: 1)))
     results.append(("scale.residentGrowth.\(tokens)", Measurement(ns: Double(resident - baseline), samples: 1)))
