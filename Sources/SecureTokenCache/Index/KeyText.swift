@@ -12,7 +12,7 @@ import Glibc
 /// shape, an on-behalf-of token's) stays a string.
 ///
 /// Both forms of one text are equal and hash alike (``stringHash``), byte for byte.
-struct KeyText: Sendable, CustomStringConvertible {
+struct KeyText: Sendable {
     private enum Storage: Sendable {
         case string(String)
         /// The key ``KeyText/withDerivedKey(_:_:_:)`` makes from the payload's members.
@@ -49,8 +49,6 @@ struct KeyText: Sendable, CustomStringConvertible {
         }
     }
 
-    var description: String { string }
-
     /// Whether the text is held as a payload.
     var isDerived: Bool {
         if case .derived = storage { return true }
@@ -69,6 +67,22 @@ struct KeyText: Sendable, CustomStringConvertible {
             let result = try payload.withUnsafeBytes { payload in try Self.withDerivedKey(kind, payload, body) }
             guard let result else { preconditionFailure("a payload that gave its key no longer gives one") }
             return result
+        }
+    }
+
+    /// The number of bytes of the text's UTF-8 (for a derived key, counted without making it).
+    var utf8Count: Int {
+        switch storage {
+        case .string(let string):
+            return string.utf8.count
+        case .derived(let payload, let kind):
+            let count = payload.withUnsafeBytes { payload in
+                Self.derivedKeyParts(kind, payload).map { parts, count in
+                    (0..<count).reduce(count - 1) { $0 + parts[$1].count }
+                }
+            }
+            guard let count else { preconditionFailure("a payload that gave its key no longer gives one") }
+            return count
         }
     }
 
@@ -102,6 +116,31 @@ struct KeyText: Sendable, CustomStringConvertible {
     private static func withDerivedKey<Result>(
         _ kind: CredentialKind, _ payload: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> Result
     ) rethrows -> Result? {
+        guard let (parts, count) = derivedKeyParts(kind, payload) else { return nil }
+        var length = count - 1
+        for index in 0..<count { length += parts[index].count }
+        return try withUnsafeTemporaryAllocation(byteCount: length, alignment: 8) { buffer in
+            let start = buffer.baseAddress!
+            var position = 0
+            for index in 0..<count {
+                if index > 0 {
+                    start.storeBytes(of: UInt8(ascii: "-"), toByteOffset: position, as: UInt8.self)
+                    position += 1
+                }
+                let part = parts[index]
+                if let source = part.baseAddress { (start + position).copyMemory(from: source, byteCount: part.count) }
+                position += part.count
+            }
+            lowercaseASCII(buffer)
+            return try body(UnsafeRawBufferPointer(buffer))
+        }
+    }
+
+    /// The parts of the key MSAL gives an entry of `kind` whose payload is `payload`, in order, and
+    /// how many there are (``withDerivedKey(_:_:_:)``, before they are joined and lower-cased).
+    private static func derivedKeyParts(
+        _ kind: CredentialKind, _ payload: UnsafeRawBufferPointer
+    ) -> (parts: InlineArray<6, UnsafeRawBufferPointer>, count: Int)? {
         guard kind != .appMetadata, let members = keyMembers(of: payload) else { return nil }
         let empty = UnsafeRawBufferPointer(start: nil, count: 0)
         var parts = InlineArray<6, UnsafeRawBufferPointer>(repeating: empty)
@@ -136,23 +175,7 @@ struct KeyText: Sendable, CustomStringConvertible {
         case .appMetadata:
             return nil
         }
-        var length = count - 1
-        for index in 0..<count { length += parts[index].count }
-        return try withUnsafeTemporaryAllocation(byteCount: length, alignment: 8) { buffer in
-            let start = buffer.baseAddress!
-            var position = 0
-            for index in 0..<count {
-                if index > 0 {
-                    start.storeBytes(of: UInt8(ascii: "-"), toByteOffset: position, as: UInt8.self)
-                    position += 1
-                }
-                let part = parts[index]
-                if let source = part.baseAddress { (start + position).copyMemory(from: source, byteCount: part.count) }
-                position += part.count
-            }
-            lowercaseASCII(buffer)
-            return try body(UnsafeRawBufferPointer(buffer))
-        }
+        return (parts, count)
     }
 
     /// Lower-cases the ASCII letters of `bytes` in place, eight at a time: a key is made each time

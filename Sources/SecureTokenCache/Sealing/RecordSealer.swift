@@ -69,8 +69,8 @@ final class RecordSealer: Sendable {
     /// batches of a bounded size before sealing).
     static func batchPlaintextByteCount(of change: RecordChange) -> Int {
         switch change {
-        case .put(let record): batchRecordOverhead + record.id.nameText.withUTF8(\.count) + record.payload.count
-        case .delete(let id): batchRecordOverhead + id.nameText.withUTF8(\.count)
+        case .put(let record): batchRecordOverhead + record.id.nameText.utf8Count + record.payload.count
+        case .delete(let id): batchRecordOverhead + id.nameText.utf8Count
         }
     }
 
@@ -225,9 +225,7 @@ final class RecordSealer: Sendable {
             // The payload length follows the name: 4 more bytes.
             guard nameCount <= plaintext.count - offset - 4 else { throw damaged("a sealed batch holds a record cut short") }
             let nameBytes = UnsafeRawBufferPointer(rebasing: plaintext[offset..<(offset + nameCount)])
-            guard let name = String.validUTF8(nameBytes.assumingMemoryBound(to: UInt8.self)) else {
-                throw damaged("a sealed batch holds a malformed record name")
-            }
+            guard Self.isUTF8(nameBytes) else { throw damaged("a sealed batch holds a malformed record name") }
             offset += nameCount
             let payloadCount = Int(UInt32(littleEndian: plaintext.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
             offset += 4
@@ -242,16 +240,24 @@ final class RecordSealer: Sendable {
                         ? entryKind : nil
                 }
                 let id = RecordID(
-                    kind: kind, nameText: derivedFrom.map { KeyText(derivedFrom: payload, kind: $0) } ?? KeyText(name))
+                    kind: kind,
+                    nameText: derivedFrom.map { KeyText(derivedFrom: payload, kind: $0) }
+                        ?? KeyText(String(decoding: nameBytes, as: UTF8.self)))
                 changes.append(.put(Record(id: id, bytes: payload)))
             case .delete:
                 guard payloadCount == 0 else { throw damaged("a sealed delete carries a payload") }
-                changes.append(.delete(RecordID(kind: kind, name: name)))
+                changes.append(.delete(RecordID(kind: kind, name: String(decoding: nameBytes, as: UTF8.self))))
             }
             nameHashes.append(RecordNameHash.hash(kind: kind, name: nameBytes))
             offset += payloadCount
         }
         guard offset == plaintext.count else { throw damaged("a sealed batch holds more than its records") }
+    }
+
+    /// Whether `bytes` are UTF-8: checked without making a string when they are ASCII, as every
+    /// MSAL key is, since a name its payload derives is then held without one.
+    private static func isUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        bytes.allSatisfy { $0 < 0x80 } || String.validUTF8(bytes.assumingMemoryBound(to: UInt8.self)) != nil
     }
 
     /// Reusable scratch memory for opening many batches in a row: the associated data, rebuilt
