@@ -67,28 +67,6 @@ import Testing
         }
     }
 
-    /// A document past the size read in two halves: the guess lands on an entry's key, and the
-    /// read gives the records one read gives.
-    @Test func aLargeDocumentIsReadInTwoHalvesAsInOne() throws {
-        var entries: [String] = []
-        for user in 0..<400 {
-            for scope in 0..<4 {
-                entries.append(
-                    #""u\#(user).t-login.microsoftonline.com-accesstoken-c-t-s\#(scope)": {"credential_type": "AccessToken", "secret": "at-\#(user)-\#(scope)-\#(String(repeating: "x", count: 100))", "home_account_id": "u\#(user).t", "environment": "login.microsoftonline.com", "client_id": "c", "target": "S\#(scope)", "realm": "t", "expires_on": "4000000000"}"#
-                )
-            }
-        }
-        let document = Array(#"{"AccessToken": {\#(entries.joined(separator: ",\n"))}, "Extra": 1}"#.utf8)
-        #expect(document.count >= DirectRead.twoHalvesThreshold)
-        let guess = try #require(
-            document.withUnsafeBufferPointer { DirectRead.guessedEntryKey(in: $0, from: $0.count / 2) })
-        #expect(document[guess] == UInt8(ascii: "\""))
-        let halves = try #require(try document.withUnsafeBufferPointer { try DirectRead.records(of: $0) })
-        let whole = try #require(try document.withUnsafeBufferPointer { try DirectRead.records(of: $0, secondHalfAt: nil) })
-        #expect(halves.entries.count == 1600)
-        #expect(Self.summary(halves) == Self.summary(whole))
-    }
-
     /// The records' ids, payloads and sections, to compare two reads.
     static func summary(_ records: MSALDocument.Records) -> [String] {
         records.entries.map { "\($0.id.kind) \($0.id.name) \(Array($0.payload))" }
