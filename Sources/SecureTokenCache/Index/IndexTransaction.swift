@@ -86,10 +86,11 @@ struct IndexTransaction {
     mutating func replace(_ existing: EntryID, with entry: CacheEntry) -> EntryID {
         guard let old = index[existing] else { return put(entry) }
         // Under the key it had (the usual refresh), both cases put it there: only another key
-        // asks whose key the existing one is.
+        // asks whose key the existing one is. Compared as key texts, byte for byte as entry ids
+        // compare, so that an existing key held as its payload is not made into a string.
         let newKey = entry.msalKey
-        if newKey == existing.key { return put(entry, key: newKey) }
-        if old.entry.msalKey != existing.key {
+        if existing.keyText == KeyText(newKey) { return put(entry, key: newKey) }
+        guard existing.keyText == KeyText(old.entry.msalKey) else {
             return put(entry, key: existing.key)
         }
         delete(existing)
