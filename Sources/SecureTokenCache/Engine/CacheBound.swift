@@ -164,6 +164,15 @@ final class CacheBound: Sendable {
         /// Its entries' storage, whose uses go with the partition.
         var identities: [ObjectIdentifier] = []
         var users: Set<String> = []
+
+        /// Counts `stored`, whose use is `use`, into the partition.
+        mutating func add(_ stored: StoredEntry, identity: ObjectIdentifier, use: Use, holder: GroupEntry.Holder) {
+            lastUsed = max(lastUsed, use.tick.load(ordering: .relaxed))
+            bytes += use.bytes
+            ids.append(stored.id)
+            identities.append(identity)
+            if holder == .user, let home = stored.entry.homeAccount { users.insert(home) }
+        }
     }
 
     /// The group's partitions with their last use and cost, in one pass over `index`, and what
@@ -175,22 +184,19 @@ final class CacheBound: Sendable {
         var unpartitioned = 0
         var live: [ObjectIdentifier: Use] = [:]
         live.reserveCapacity(state.used.count)
-        for stored in index.entries.values {
+        // Each entry where it is held, not first copied into a list of them all.
+        index.entries.forEach { stored in
             guard let partition = CachePartition(of: stored.entry) else {
                 unpartitioned += Self.cost(stored)
-                continue
+                return
             }
             let identity = stored.entry.storageIdentity
             // An entry this group wrote is known; one another group wrote is counted now.
             let use = state.used[identity] ?? Use(tick: 0, bytes: Self.cost(stored))
             live[identity] = use
-            var summary = partitions[partition, default: PartitionUse()]
-            summary.lastUsed = max(summary.lastUsed, use.tick.load(ordering: .relaxed))
-            summary.bytes += use.bytes
-            summary.ids.append(stored.id)
-            summary.identities.append(identity)
-            if partition.holder == .user, let home = stored.entry.homeAccount { summary.users.insert(home) }
-            partitions[partition] = summary
+            // Added where it is filed: a summary copied out and back would copy its arrays once
+            // per entry, while the dictionary still holds them.
+            partitions[partition, default: PartitionUse()].add(stored, identity: identity, use: use, holder: partition.holder)
         }
         state.used = live
         return (partitions, unpartitioned)

@@ -347,18 +347,25 @@ public final class CacheGroup: Sendable {
     /// Drops whole partitions from memory, least recently used first, while the group holds more
     /// than its limit; never those in `sparing` (a lookup or a write is using them). The store
     /// stops keeping them only once no snapshot holds them, so a commit to one is never missed.
+    /// Holds `writerLock`.
     private func dropLeastRecentlyUsed(sparing: Set<String>) {
         guard let partial, let bound, bound.mayExceedLimit else { return }
-        let dropped = catchUpLock.withLock { _ in
-            current.withLock { installed -> [CachePartition] in
-                let plan = bound.plan(unloading: installed.index, sparing: sparing)
-                guard !plan.partitions.isEmpty else { return [] }
-                var transaction = IndexTransaction(installed.index)
-                for id in plan.ids { transaction.delete(id) }
-                installed = Snapshot(index: transaction.index, cursor: installed.cursor)
-                drops.add(1, ordering: .relaxed)
-                return plan.partitions
+        let dropped = catchUpLock.withLock { _ -> [CachePartition] in
+            // Nothing else installs a snapshot while `writerLock` and `catchUpLock` are held, so
+            // the plan and the smaller index are made outside `current`'s lock: every lookup
+            // takes that lock, and a plan walks every entry held.
+            let planned = current.withLock { $0 }
+            let plan = bound.plan(unloading: planned.index, sparing: sparing)
+            guard !plan.partitions.isEmpty else { return [] }
+            var transaction = IndexTransaction(planned.index)
+            for id in plan.ids { transaction.delete(id) }
+            let next = Snapshot(index: transaction.index, cursor: planned.cursor)
+            current.withLock { installed in
+                assert(installed === planned, "a snapshot installed while writerLock and catchUpLock were held")
+                installed = next
             }
+            drops.add(1, ordering: .relaxed)
+            return plan.partitions
         }
         guard !dropped.isEmpty else { return }
         partial.drop(dropped.map(\.storageKey))
