@@ -95,12 +95,12 @@ struct KeyText: Sendable {
     /// Whether the texts are equal, byte for byte.
     static func == (lhs: KeyText, rhs: KeyText) -> Bool {
         switch (lhs.storage, rhs.storage) {
-        case (.string(let left), .string(let right)):
-            return left == right
         case (.derived(let left, let leftKind), .derived(let right, let rightKind))
         where leftKind == rightKind && left.isSamePlace(as: right):
             return true
         default:
+            // Two strings too: not `String`'s `==`, which is canonical equivalence; texts it calls
+            // equal but whose bytes differ hash apart, and an id's equality must agree with its hash.
             return lhs.withUTF8 { left in
                 rhs.withUTF8 { right in
                     left.count == right.count && (left.isEmpty || memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0)

@@ -98,4 +98,37 @@ import Testing
             #expect(index[EntryID(kind: .accessToken, key: key)] != nil)
         }
     }
+
+    @Test func keysThatDifferOnlyInUnicodeNormalisationAreTwoKeys() throws {
+        // MSAL compares keys as JSON does, byte for byte: "é" written precomposed and "e" with a
+        // combining accent are two keys, though `String`'s `==` calls them equal.
+        let composed = "u.t-login.microsoftonline.com-accesstoken-c-t-caf\u{E9}"
+        let decomposed = "u.t-login.microsoftonline.com-accesstoken-c-t-cafe\u{301}"
+        #expect(composed == decomposed, "the premise: String's == is canonical equivalence")
+        #expect(!(KeyText(composed) == KeyText(decomposed)))
+        #expect(RecordID(kind: .accessToken, name: composed) != RecordID(kind: .accessToken, name: decomposed))
+        #expect(EntryID(kind: .accessToken, key: composed) != EntryID(kind: .accessToken, key: decomposed))
+        #expect(Set([RecordID(kind: .accessToken, name: composed), RecordID(kind: .accessToken, name: decomposed)]).count == 2)
+
+        func token(_ key: String, secret: String) -> String {
+            """
+            "\(key)": {"credential_type": "AccessToken", "secret": "\(secret)", "home_account_id": "u.t",
+              "environment": "login.microsoftonline.com", "client_id": "c", "target": "x", "realm": "t"}
+            """
+        }
+        let document = "{\"AccessToken\": {\(token(composed, secret: "one")), \(token(decomposed, secret: "two"))}}"
+        let root = TemporaryDirectory()
+        let written = try CacheGroup(
+            name: "keys", store: FileStore(group: "keys", keyProvider: testPassphrase(), root: root.path), clock: { 1 })
+        try written.importMSAL(Array(document.utf8))
+        let opened = try CacheGroup(
+            name: "keys", store: FileStore(group: "keys", keyProvider: testPassphrase(), root: root.path), clock: { 1 })
+        for group in [written, opened] {
+            let exported = try JSONParser.parse(try group.exportMSAL(includeSecrets: true))
+            #expect(exported == (try JSONParser.parse(Array(document.utf8))))
+            let index = try group.index()
+            #expect(index[EntryID(kind: .accessToken, key: composed)]?.id.key.utf8.elementsEqual(composed.utf8) == true)
+            #expect(index[EntryID(kind: .accessToken, key: decomposed)]?.id.key.utf8.elementsEqual(decomposed.utf8) == true)
+        }
+    }
 }
