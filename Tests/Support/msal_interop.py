@@ -22,6 +22,7 @@ Lookups: {"id", "kind": "silent"|"client"|"accounts"|"refresh", "client_id", "au
 
 import copy
 import json
+import math
 import os
 import sys
 import time
@@ -442,11 +443,12 @@ VECTOR_NOW = 1700000100
 
 
 # Unknown fields other SDKs write travel through the engine as JSON values; msal-python writes
-# them back with json.dumps(json.loads(...), indent=4). Each input stands for such a field.
+# them back with json.dumps(json.loads(...), indent=4), and so does the engine but for a number too
+# large for a float (written_back). Each input stands for such a field.
 JSON_INPUTS = [
     r'{"ints": [0, -0, 7, -12, 123456789012345678901234567890, 9007199254740993]}',
     r'{"floats": [1.0, 2.50, 0.1, 1e16, 1e15, 1.5e-5, 0.0001, 1E+2, -0.0, 5e-324, 1.7976931348623157e308, 1e400,'
-    r' 3.14159265358979323846, 123456789.123456789, 1e-7, 100000000000000000.0]}',
+    r' 3.14159265358979323846, 123456789.123456789, 1e-7, 100000000000000000.0, -1.5E+999, 1e-400]}',
     r'{"strings": ["plain", "\u00e9t\u00e9", "\ud83d\ude00", "\u0000\u001f\u007f", "\u2028\u2029", "tab\there",'
     r' "q\"b\\s\/", "\b\f\n\r"]}',
     r'{"nesting": {"empty_object": {}, "empty_array": [], "deep": [[[{"a": [true, false, null]}]]]}}',
@@ -455,8 +457,28 @@ JSON_INPUTS = [
 ]
 
 
+def written_back(text):
+    """json.dumps(json.loads(text), indent=4), but a number too large for a float keeps its
+    literal: Python would print `Infinity`, which is not JSON, and the engine does not."""
+    literals = []
+
+    def parse_float(literal):
+        value = float(literal)
+        if math.isfinite(value):
+            return value
+        literals.append(literal)
+        return "\0overflow%d\0" % (len(literals) - 1)
+
+    written = json.dumps(json.loads(text, parse_float=parse_float), indent=4)
+    for number, literal in enumerate(literals):
+        written = written.replace(json.dumps("\0overflow%d\0" % number), literal)
+    # Python reads it back as the very value msal-python's own output holds.
+    assert json.loads(written) == json.loads(json.dumps(json.loads(text))), text
+    return written
+
+
 def json_round_trips():
-    return [{"input": text, "output": json.dumps(json.loads(text), indent=4)} for text in JSON_INPUTS]
+    return [{"input": text, "output": written_back(text)} for text in JSON_INPUTS]
 
 
 def build(outdir):

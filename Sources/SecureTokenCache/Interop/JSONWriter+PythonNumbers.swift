@@ -1,13 +1,17 @@
 extension JSONWriter {
     /// How Python prints the number `json.loads` read from `literal`: integers as `int`,
-    /// everything with a fraction or exponent as `repr(float)`.
+    /// everything with a fraction or exponent as `repr(float)`; except a literal too large for a
+    /// float, which stays as written.
     static func pythonNumber(_ literal: String) -> String {
         let isInteger = !literal.contains(where: { $0 == "." || $0 == "e" || $0 == "E" })
         if isInteger {
             // int("-0") == 0; other integers print as written (JSON forbids leading zeros).
             return literal == "-0" ? "0" : literal
         }
-        guard let value = Double(literal) else { return literal }
+        // Python would print `Infinity`, which is not JSON: no other SDK sharing the file could
+        // read it again (nor could we), and a reader that calls the file corrupt starts it afresh,
+        // losing every token in it. The literal as written reads as the same float in Python.
+        guard let value = Double(literal), value.isFinite else { return literal }
         return pythonRepr(value)
     }
 
