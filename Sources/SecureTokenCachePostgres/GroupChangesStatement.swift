@@ -15,18 +15,25 @@ struct GroupChangesStatement {
     // The partitions loaded whole first, then what changed, in commit order: a row is in one of
     // the two, never both. A lookup that misses loads one partition, which the statement compares
     // as one value: an array parameter costs its decoding and an array scan on every load.
-    private static func query(locking: Bool, onePartition: Bool) -> String {
-        """
-        SELECT g.header, g.epoch, g.generation, g.horizon, r.name, r.version, r.deleted, r.sealed, r.part
-        FROM stc_groups g LEFT JOIN LATERAL (
-            (SELECT name, version, deleted, sealed, part FROM stc_rows
-             WHERE group_id = $1 AND version <= $2 AND NOT deleted AND \(onePartition ? "part = $3" : "part = ANY($3)"))
-            UNION ALL
-            (SELECT name, version, deleted, sealed, part FROM stc_rows
-             WHERE group_id = $1 AND version > $2 AND version <= g.generation ORDER BY version)
-        ) r ON true
-        WHERE g.id = $1
-        """ + (locking ? " FOR UPDATE OF g" : "")
+    // Without `changes`, only the partition's rows: what a reader reads when it has heard of no
+    // commit past its version, and which is the whole answer when the head is still there.
+    private static func query(locking: Bool, onePartition: Bool, changes: Bool = true) -> String {
+        let loaded = """
+            SELECT name, version, deleted, sealed, part FROM stc_rows
+             WHERE group_id = $1 AND version <= $2 AND NOT deleted AND \(onePartition ? "part = $3" : "part = ANY($3)")
+            """
+        let changed = """
+            SELECT name, version, deleted, sealed, part FROM stc_rows
+             WHERE group_id = $1 AND version > $2 AND version <= g.generation ORDER BY version
+            """
+        let rows = changes ? "(\(loaded))\nUNION ALL\n(\(changed))" : loaded
+        return """
+            SELECT g.header, g.epoch, g.generation, g.horizon, r.name, r.version, r.deleted, r.sealed, r.part
+            FROM stc_groups g LEFT JOIN LATERAL (
+            \(rows)
+            ) r ON true
+            WHERE g.id = $1
+            """ + (locking ? " FOR UPDATE OF g" : "")
     }
 
     typealias Row = (ByteBuffer, Int64, Int64, Int64, ByteBuffer?, Int64?, Bool?, ByteBuffer?, ByteBuffer?)
@@ -62,6 +69,15 @@ struct GroupChangesStatement {
         return try await Self.collect(client.execute(Partitions(reading: self), logger: logger))
     }
 
+    /// The live rows of the one partition being loaded written up to `version`, without what
+    /// changed after it, and the head: the whole answer when the head's generation is still
+    /// `version`, and otherwise a reader runs ``run(on:logger:)`` as well. A cheaper read for a
+    /// reader that has heard of no commit past `version`.
+    func runLoadingOnly(on client: PostgresClient, logger: Logger) async throws -> (RowGroupHead?, [SealedRow]) {
+        precondition(loading.count == 1, "a read without the changes loads one partition")
+        return try await Self.collect(client.execute(OnePartitionLoadingOnly(reading: self), logger: logger))
+    }
+
     /// The same read, locking the group's head for the rest of the transaction on `connection`
     /// (a commit's).
     ///
@@ -81,9 +97,9 @@ struct GroupChangesStatement {
         return (head, rows, head.generation <= version || rows.last?.version == head.generation)
     }
 
-    /// The statement's four prepared forms: any number of partitions to load, or one, each with
-    /// the group's head locked or not. Each is named: a type's default name is its full Swift
-    /// name, and PostgreSQL cuts a statement's name to 63 bytes, which would give all four one name.
+    /// The statement's prepared forms: any number of partitions to load, or one, each with the
+    /// group's head locked or not, and one partition without the changes. Each is named: a type's default name is its full Swift
+    /// name, and PostgreSQL cuts a statement's name to 63 bytes, which would give them all one name.
     fileprivate protocol Form: PostgresPreparedStatement where Row == GroupChangesStatement.Row {
         var reading: GroupChangesStatement { get }
     }
@@ -97,6 +113,12 @@ struct GroupChangesStatement {
     private struct OnePartition: Form {
         static let name = "stc_group_changes_one"
         static let sql = query(locking: false, onePartition: true)
+        var reading: GroupChangesStatement
+    }
+
+    private struct OnePartitionLoadingOnly: Form {
+        static let name = "stc_group_changes_one_loading_only"
+        static let sql = query(locking: false, onePartition: true, changes: false)
         var reading: GroupChangesStatement
     }
 

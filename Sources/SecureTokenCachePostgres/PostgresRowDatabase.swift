@@ -152,8 +152,16 @@ final class PostgresRowDatabase: RowDatabase {
                 // A catch-up or a partition load: one prepared statement, one round trip. What it
                 // read is the answer unless the head says the reader starts over (another epoch,
                 // or deletions it would replay were swept).
-                let (head, rows) = try await GroupChangesStatement(group: group, version: version, loading: selection.loading)
-                    .run(on: client, logger: logger)
+                let statement = GroupChangesStatement(group: group, version: version, loading: selection.loading)
+                if !selection.heardOfChanges, selection.loading.count == 1 {
+                    // A lookup's load by a reader up to date, as most are: the partition's rows
+                    // alone are the answer while the head has not moved, and a commit announced
+                    // meanwhile costs a second round trip.
+                    let (head, rows) = try await statement.runLoadingOnly(on: client, logger: logger)
+                    guard let head else { throw Self.headGone }
+                    if head.epoch == epoch, version >= head.horizon, head.generation == version { return (head, rows) }
+                }
+                let (head, rows) = try await statement.run(on: client, logger: logger)
                 guard let head else { throw Self.headGone }
                 if head.epoch == epoch, version >= head.horizon { return (head, rows) }
             }

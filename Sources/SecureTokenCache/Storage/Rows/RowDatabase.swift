@@ -121,14 +121,19 @@ package struct RowSelection: Sendable {
     /// Partitions the reader starts keeping: their live rows are handed back whatever their
     /// version.
     package var loading: [[UInt8]]
+    /// Whether the reader heard of a commit past the version it reads after. When it did not, a
+    /// database may read the partitions it loads first, and what changed since only if the head
+    /// shows something did: a hint of what is cheaper, never of what is read.
+    package var heardOfChanges: Bool
 
     /// The whole group.
     package static let wholeGroup = RowSelection(kept: nil, loading: [])
 
     /// A selection of these parts.
-    package init(kept: (@Sendable () -> [[UInt8]])?, loading: [[UInt8]] = []) {
+    package init(kept: (@Sendable () -> [[UInt8]])?, loading: [[UInt8]] = [], heardOfChanges: Bool = true) {
         self.kept = kept
         self.loading = loading
+        self.heardOfChanges = heardOfChanges
     }
 }
 

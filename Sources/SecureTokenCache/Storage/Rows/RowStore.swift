@@ -259,8 +259,9 @@ final class RowStore: CacheStore, PartialStore {
         guard let residency else { return try update(since: cursor) }
         var loading = partitions.map(sealer.keyedPartition)
         let before = currentGeneration()
-        let (head, rows) = try database.rows(
-            of: group, epoch: cursor.epoch, after: cursor.position, selection: selection(loading: loading))
+        var selection = selection(loading: loading)
+        selection.heardOfChanges = watch.current > cursor.position
+        let (head, rows) = try database.rows(of: group, epoch: cursor.epoch, after: cursor.position, selection: selection)
         watch.advance(to: head.generation)
         if !evenIfEmpty {
             let held = Set(rows.lazy.filter { !$0.isDeletion }.compactMap(\.partition))

@@ -354,9 +354,10 @@
         }
 
         /// A partition load reads the same through the statement's form for one partition as
-        /// through its form for several, with the head locked (a write's read) or not: the live rows
-        /// of the partitions it names whatever their version, and every row written after the
-        /// reader's version.
+        /// through its form for several, with the head locked (a write's read) or not, and whether
+        /// the reader heard of a commit past its version or not (then the rows of a partition are
+        /// read first, and the changes only when the head moved): the live rows of the partitions
+        /// it names whatever their version, and every row written after the reader's version.
         @Test func aLoadOfOnePartitionReadsWhatALoadOfSeveralReads() throws {
             let (database, group, head) = try Self.groupAtTheDatabase("one-partition")
             func row(_ name: String, in partition: String) -> SealedRow {
@@ -370,24 +371,30 @@
                     rows: [row("a1", in: "p1"), row("a2", in: "p1"), row("b1", in: "p2"), row("b2", in: "p2")])
             ).generation
             _ = try #require(try database.commit(group, epoch: head.epoch, ifStillAt: version, rows: [row("c1", in: "p3")]))
-            func names(loading: [String], locking: Bool) throws -> [String] {
-                let selection = RowSelection(kept: { [] }, loading: loading.map { Array($0.utf8) })
+            func names(loading: [String], after: UInt64 = version, locking: Bool, heard: Bool = true) throws -> [String] {
+                let selection = RowSelection(kept: { [] }, loading: loading.map { Array($0.utf8) }, heardOfChanges: heard)
                 var rows: [SealedRow] = []
                 if locking {
-                    _ = try database.commit(group, epoch: head.epoch, after: version, selection: selection) { _, read in
+                    _ = try database.commit(group, epoch: head.epoch, after: after, selection: selection) { _, read in
                         rows = read
                         return RowCommit(rows: [])
                     }
                 } else {
-                    rows = try database.rows(of: group, epoch: head.epoch, after: version, selection: selection).1
+                    let (read, found) = try database.rows(of: group, epoch: head.epoch, after: after, selection: selection)
+                    #expect(read.generation == version + 1)
+                    rows = found
                 }
                 return rows.map { String(decoding: $0.name, as: UTF8.self) }.sorted()
             }
-            for locking in [false, true] {
-                #expect(try names(loading: ["p1"], locking: locking) == ["a1", "a2", "c1"])
-                #expect(try names(loading: ["p1", "p2"], locking: locking) == ["a1", "a2", "b1", "b2", "c1"])
-                #expect(try names(loading: ["p4"], locking: locking) == ["c1"])
-                #expect(try names(loading: [], locking: locking) == ["c1"])
+            for (locking, heard) in [(false, true), (false, false), (true, true)] {
+                #expect(try names(loading: ["p1"], locking: locking, heard: heard) == ["a1", "a2", "c1"])
+                #expect(try names(loading: ["p1", "p2"], locking: locking, heard: heard) == ["a1", "a2", "b1", "b2", "c1"])
+                #expect(try names(loading: ["p4"], locking: locking, heard: heard) == ["c1"])
+                #expect(try names(loading: [], locking: locking, heard: heard) == ["c1"])
+                // A reader at the head: the partition's rows, whatever their version, and no change.
+                #expect(try names(loading: ["p3"], after: version + 1, locking: locking, heard: heard) == ["c1"])
+                #expect(try names(loading: ["p1"], after: version + 1, locking: locking, heard: heard) == ["a1", "a2"])
+                #expect(try names(loading: ["p4"], after: version + 1, locking: locking, heard: heard) == [])
             }
             #expect(try database.head(of: group)?.generation == version + 1)
         }
