@@ -348,8 +348,10 @@ public final class CacheGroup: Sendable {
     /// than its limit; never those in `sparing` (a lookup or a write is using them). The store
     /// stops keeping them only once no snapshot holds them, so a commit to one is never missed.
     /// Holds `writerLock`.
-    private func dropLeastRecentlyUsed(sparing: Set<String>) {
+    private func dropLeastRecentlyUsed(sparing: @autoclosure () -> Set<String>) {
         guard let partial, let bound, bound.mayExceedLimit else { return }
+        // Made only here: every partition load asks, and few find the group over its limit.
+        let sparing = sparing()
         let dropped = catchUpLock.withLock { _ -> [CachePartition] in
             // Nothing else installs a snapshot while `writerLock` and `catchUpLock` are held, so
             // the plan and the smaller index are made outside `current`'s lock: every lookup
