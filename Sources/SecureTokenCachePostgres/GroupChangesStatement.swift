@@ -98,8 +98,9 @@ struct GroupChangesStatement {
     }
 
     /// The statement's prepared forms: any number of partitions to load, or one, each with the
-    /// group's head locked or not, and one partition without the changes. Each is named: a type's default name is its full Swift
-    /// name, and PostgreSQL cuts a statement's name to 63 bytes, which would give them all one name.
+    /// group's head locked or not, and one partition without the changes. Each is named: a type's
+    /// default name is its full Swift name, and PostgreSQL cuts a statement's name to 63 bytes,
+    /// which would give them all one name.
     fileprivate protocol Form: PostgresPreparedStatement where Row == GroupChangesStatement.Row {
         var reading: GroupChangesStatement { get }
     }
