@@ -5,7 +5,7 @@ import PackageDescription
 // library never depends on the harness. Run from the repository root:
 //   swift package --package-path Benchmarks benchmark --no-progress
 // `PeerCompare` (scripts/compare-peers) times the same workload outside the harness, next to
-// msal-python and msal-extensions. It lives under Sources/, not Benchmarks/: the benchmark
+// msal-python and msal-extensions; `PeerWriter` is the tests' writer beside msal-extensions'. It lives under Sources/, not Benchmarks/: the benchmark
 // plugin runs every executable whose folder sits in a folder named "Benchmarks".
 let package = Package(
     name: "Benchmarks",
@@ -46,6 +46,13 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             path: "Sources/PeerCompare"
+        ),
+        // The peer proofs' writers of ours (SharedPeerProofs), for release as an app is; without
+        // SwiftNIO, so that the tests' release build is the one scripts/bench-check makes anyway.
+        .executableTarget(
+            name: "PeerWriter",
+            dependencies: [.product(name: "SecureTokenCache", package: "SecureTokenCache")],
+            path: "Sources/PeerWriter"
         ),
     ]
 )

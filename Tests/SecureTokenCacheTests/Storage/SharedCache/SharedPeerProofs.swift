@@ -10,7 +10,7 @@ import Testing
 /// 1.39.0 with msal-extensions 1.3.1 (`PersistedTokenCache` over `FilePersistence`, as Azure CLI
 /// keeps its cache, or over `LibsecretPersistence` on the azure-identity item) in processes of
 /// their own, with each of the locks msal-extensions may take, and writers of ours in processes
-/// of their own (`PeerCompare shared-write`, and `stc-testhelper shared-churn` for the ones
+/// of their own (`PeerWriter`, and `stc-testhelper shared-churn` for the ones
 /// killed). `SharedCachePeerTests` runs them on a file;
 /// `KeyringTests.SharedKeyringPeers` on the item, inside the private keyring.
 struct SharedPeerProofs {
@@ -174,10 +174,10 @@ struct SharedPeerProofs {
         // Our writers are release builds, as apps are: a debug build rewrites a document of
         // hundreds of tokens many times slower, and would hold the lock file long enough to
         // starve msal-extensions' writers on its own. scripts/test builds it.
-        let writer = PackageRoot.url.appendingPathComponent("Benchmarks/.build/release/PeerCompare").path
+        let writer = PackageRoot.url.appendingPathComponent("Benchmarks/.build/release/PeerWriter").path
         try #require(
             FileManager.default.isExecutableFile(atPath: writer),
-            "\(writer) is missing: run scripts/test, or swift build -c release --package-path Benchmarks --product PeerCompare")
+            "\(writer) is missing: run scripts/test, or swift build -c release --package-path Benchmarks --product PeerWriter")
         let writes = 100
         // Up to this long between two writes of one writer, as between an app's token requests.
         // Faster, the eight writers together ask for the lock file more than it can be free, and
@@ -193,7 +193,7 @@ struct SharedPeerProofs {
         for index in 0..<4 {
             writers.append(("py\(index)", try startPeer(lock, ["write", path, "py\(index)", String(writes), pauseMilliseconds])))
             let ours = try PeerProcess(
-                writer, peerOptions + ["shared-write", path, peer.json, "ours\(index)", String(writes), pauseMilliseconds])
+                writer, peerOptions + [path, peer.json, "ours\(index)", String(writes), pauseMilliseconds])
             try ours.expect("ready")
             writers.append(("ours\(index)", ours))
         }
