@@ -178,7 +178,9 @@ struct SharedPeerProofs {
         try #require(
             FileManager.default.isExecutableFile(atPath: writer),
             "\(writer) is missing: run scripts/test, or swift build -c release --package-path Benchmarks --product PeerWriter")
-        let writes = 100
+        // Each writer's writes; STC_PEER_WRITES sets more for a longer proof than the suite's (its
+        // length grows with them: the writers pause between writes).
+        let writes = ProcessInfo.processInfo.environment["STC_PEER_WRITES"].flatMap { Int($0) } ?? 30
         // Up to this long between two writes of one writer, as between an app's token requests.
         // Faster, the eight writers together ask for the lock file more than it can be free, and
         // msal-extensions, which looks for a free moment every 250 ms, waits out its 5 s: it then
