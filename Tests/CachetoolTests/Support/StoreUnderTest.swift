@@ -16,8 +16,10 @@ enum StoreUnderTest: String, CaseIterable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// What protects a group of this store as the tests open it.
-    var protection: String { self == .keyring ? "keyring" : "passphrase" }
+    /// What protects a group of this store as the tests open it: a key file where the group needs
+    /// a key source of its own, so that no invocation stretches a passphrase (`FileStoreTests` and
+    /// `PostgresCommandTests` open groups with one).
+    var protection: String { self == .keyring ? "keyring" : "keyFile" }
 
     /// The stores this build and environment offer.
     static var available: [StoreUnderTest] { allCases.filter(\.isAvailable) }
@@ -26,16 +28,25 @@ enum StoreUnderTest: String, CaseIterable, Sendable, CustomStringConvertible {
     func newGroup() throws -> (options: [String], environment: [String: String]) {
         switch self {
         case .file:
-            return (FileStore.options(try TestFiles.scratch()), FileStore.environment)
+            let folder = try TestFiles.scratch()
+            return (
+                ["--store", "file", "--dir", folder.path, "--group", "com.example.cachetool-tests"] + Self.keyFile(in: folder),
+                [:]
+            )
         case .keyring:
             return (["--store", "keyring", "--group", "com.example.cachetool-\(UUID().uuidString.lowercased())"], [:])
         case .postgres:
             return (
                 [
-                    "--store", "postgres", "--url", try PostgresDatabase.url(), "--passphrase-env", FileStore.passphraseVariable,
+                    "--store", "postgres", "--url", try PostgresDatabase.url(),
                     "--group", "com.example.cachetool-\(UUID().uuidString.lowercased())",
-                ], FileStore.environment
+                ] + Self.keyFile(in: try TestFiles.scratch()), [:]
             )
         }
+    }
+
+    /// The option naming a key file in `folder`, which the first invocation makes with the group.
+    private static func keyFile(in folder: URL) -> [String] {
+        ["--key-file", folder.appendingPathComponent("group.key").path]
     }
 }
