@@ -240,6 +240,16 @@ public struct ConfidentialClient: Sendable {
     /// Requests for the same token in flight in this process, by group, client and token.
     private static let flights = SingleFlight<Acquired>()
 
+    /// What the keys of this client's requests in ``flights`` start with: its group and client.
+    private var flightKeyPrefix: String { "\(UInt(bitPattern: ObjectIdentifier(cache.group)))\n\(cache.client)\n" }
+
+    /// How many acquisitions of this client's tokens are in a request in flight now, having
+    /// started or joined it (``SingleFlight/callers(ofKeysWhere:)``).
+    var callersInFlight: Int {
+        let prefix = flightKeyPrefix
+        return Self.flights.callers { $0.hasPrefix(prefix) }
+    }
+
     /// The cached token, renewed in the background past `refresh_on`; or, on a miss, the token
     /// of the one request in flight for `key`. Counts what happened in `counters`.
     private nonisolated(nonsending) func acquire(
@@ -248,7 +258,7 @@ public struct ConfidentialClient: Sendable {
         redeem: @escaping @Sendable () async throws -> AccessToken
     ) async throws -> Acquired {
         let group = cache.group
-        let flightKey = "\(UInt(bitPattern: ObjectIdentifier(group)))\n\(cache.client)\n\(tokenKey)"
+        let flightKey = flightKeyPrefix + tokenKey
         let lockKey = "\(cache.client)\n\(tokenKey)"
         let lockWait = timeout * 3 + .seconds(5)
         let work: @Sendable () async throws -> Acquired = {

@@ -13,16 +13,16 @@ import Testing
         let delay: Duration
         let answer: @Sendable (Int) -> Result<JSONObject, TokenCacheError>
         private let counts = Mutex<(requests: Int, forms: [String])>((0, []))
-        /// Callers of a ``stampede(_:tasks:scopes:endpoint:)`` not started yet: a request waits for
-        /// them before its delay, so that a caller the machine starts late still finds the flight
-        /// running instead of finding it ended and starting another.
-        private let unstarted = Mutex(0)
+        /// The callers of a ``stampede(_:tasks:scopes:endpoint:)`` and how many of them are in a
+        /// request in flight: the stampede's request waits until every one is before its delay, so
+        /// that a caller the machine runs late still finds the flight running instead of finding
+        /// it ended and starting another.
+        private let stampede = Mutex<(callers: Int, inFlight: @Sendable () -> Int)?>(nil)
 
-        /// A stampede of `count` callers begins.
-        func expectCallers(_ count: Int) { unstarted.withLock { $0 = count } }
-
-        /// One caller of the stampede has started.
-        func callerStarted() { unstarted.withLock { $0 -= 1 } }
+        /// A stampede of `count` callers of `client` begins.
+        func expectCallers(_ count: Int, of client: ConfidentialClient) {
+            stampede.withLock { $0 = (count, { client.callersInFlight }) }
+        }
 
         init(delay: Duration = .milliseconds(50), answer: @escaping @Sendable (Int) -> Result<JSONObject, TokenCacheError>) {
             self.delay = delay
@@ -65,7 +65,16 @@ import Testing
                 return counts.requests
             }
             let deadline = ContinuousClock.now + .seconds(10)
-            while unstarted.withLock({ $0 > 0 }), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(1)) }
+            // Taken: the requests after the stampede's (a renewal, a later call) wait for nobody.
+            let taken = stampede.withLock { stampede in
+                defer { stampede = nil }
+                return stampede
+            }
+            if let (callers, inFlight) = taken {
+                while inFlight() < callers, ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(1))
+                }
+            }
             try await Task.sleep(for: delay)
             return try TokenResponse(fields: try answer(number).get())
         }
@@ -121,16 +130,15 @@ import Testing
     }
 
     /// Asks for `scopes` from `tasks` tasks at once; their outcomes. `endpoint`, the client's,
-    /// answers no request before every task has started.
+    /// answers no request before every task is in the request in flight.
     static func stampede(
         _ client: ConfidentialClient, tasks: Int, scopes: Scopes = graph, endpoint: CountingEndpoint
     ) async throws -> [Result<ConfidentialClient.Acquired, TokenCacheError>] {
         let authority = try AppTokenTests.authority()
-        endpoint.expectCallers(tasks)
+        endpoint.expectCallers(tasks, of: client)
         return await withTaskGroup(of: Result<ConfidentialClient.Acquired, TokenCacheError>.self) { group in
             for _ in 0..<tasks {
                 group.addTask {
-                    endpoint.callerStarted()
                     do {
                         return .success(
                             try await client.acquireAppToken(for: scopes, authority: authority, credential: Self.secret))
