@@ -5,8 +5,9 @@ import PackageDescription
 // library never depends on the harness. Run from the repository root:
 //   swift package --package-path Benchmarks benchmark --no-progress
 // `PeerCompare` (scripts/compare-peers) times the same workload outside the harness, next to
-// msal-python and msal-extensions; `PeerWriter` is the tests' writer beside msal-extensions'. It lives under Sources/, not Benchmarks/: the benchmark
-// plugin runs every executable whose folder sits in a folder named "Benchmarks".
+// msal-python and msal-extensions; `PeerWriter` is the tests' writer beside msal-extensions'.
+// They live under Sources/, not Benchmarks/: the benchmark plugin runs every executable whose
+// folder sits in a folder named "Benchmarks".
 let package = Package(
     name: "Benchmarks",
     dependencies: [

@@ -9,9 +9,12 @@ enum FileStore {
 
     static let passphraseVariable = "CACHETOOL_TEST_PASSPHRASE"
 
-    /// Global options for a file-store group in `folder`, with the passphrase from the environment.
-    static func options(_ folder: URL, group: String = "com.example.cachetool-tests") -> [String] {
-        ["--store", "file", "--dir", folder.path, "--group", group, "--passphrase-env", passphraseVariable]
+    /// Global options for a file-store group in `folder`, its key from `key` (by default the
+    /// passphrase from the environment).
+    static func options(
+        _ folder: URL, group: String = "com.example.cachetool-tests", key: [String] = ["--passphrase-env", passphraseVariable]
+    ) -> [String] {
+        ["--store", "file", "--dir", folder.path, "--group", group] + key
     }
 
     static let environment = [passphraseVariable: "correct horse battery staple"]

@@ -29,10 +29,7 @@ enum StoreUnderTest: String, CaseIterable, Sendable, CustomStringConvertible {
         switch self {
         case .file:
             let folder = try TestFiles.scratch()
-            return (
-                ["--store", "file", "--dir", folder.path, "--group", "com.example.cachetool-tests"] + Self.keyFile(in: folder),
-                [:]
-            )
+            return (FileStore.options(folder, key: Self.keyFile(in: folder)), [:])
         case .keyring:
             return (["--store", "keyring", "--group", "com.example.cachetool-\(UUID().uuidString.lowercased())"], [:])
         case .postgres:
