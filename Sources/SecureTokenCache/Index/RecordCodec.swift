@@ -224,7 +224,7 @@ enum RecordCodec {
     typealias DecodedRecords = (filing: BulkFiling, others: [DecodedChange])
 
     /// Below this many records, decoding on one thread is cheaper than starting others.
-    static let parallelDecodingThreshold = 4_096
+    static let parallelDecodingThreshold = 1_024
 
     /// Decodes records in order; a large group (opening one, a reload) is decoded in parts
     /// (``inParts(of:_:)``), each gathering its contiguous part of the records for filing, and
