@@ -85,7 +85,16 @@ struct IndexMaps: Sendable {
     }
 
     /// Whether two entries are filed under the same keys in every map.
+    ///
+    /// Whether a map files an entry, and under which key, depends only on its kind and on its
+    /// parts (``FilingPart/key(of:)``, which gives none for a part its kind is not filed by), so
+    /// two entries of one kind with every part the same file alike everywhere: each part read
+    /// once, not once per map that uses it. Entries that differ in a part may still file alike
+    /// (a part missing and one holding what stands for it), which the maps then say.
     static func filesAlike(_ old: CacheEntry, _ new: CacheEntry) -> Bool {
-        table.allSatisfy { $0.filesAlike(old, new) }
+        if old.kind == new.kind, allParts.allSatisfy({ $0.key(of: old) == $0.key(of: new) }) { return true }
+        return table.allSatisfy { $0.filesAlike(old, new) }
     }
+
+    private static let allParts = FilingPart.allCases
 }

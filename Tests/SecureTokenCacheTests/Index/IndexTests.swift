@@ -49,6 +49,60 @@ import Testing
         #expect(index.entries(account: "uid.utid").count == 2)
     }
 
+    @Test func entriesFileAlikeExactlyWhenEveryMapSaysSo() {
+        let account: JSONObject = [
+            "home_account_id": .string("uid.utid"), "environment": .string("login.microsoftonline.com"),
+            "realm": .string("tenant-a"), "local_account_id": .string("oid"), "username": .string("user@contoso.com"),
+            "authority_type": .string("MSSTS"),
+        ]
+        var refresh: JSONObject = [
+            "home_account_id": .string("uid.utid"), "environment": .string("login.microsoftonline.com"),
+            "credential_type": .string("RefreshToken"), "client_id": .string("client"), "secret": .string("rt"),
+        ]
+        var idToken = refresh
+        idToken["credential_type"] = .string("IdToken")
+        idToken["realm"] = .string("tenant-a")
+        refresh["family_id"] = .string("1")
+        let bases: [(CredentialKind, JSONObject)] = [
+            (.accessToken, accessToken(realm: "tenant-a", secret: "one")), (.refreshToken, refresh),
+            (.idToken, idToken), (.account, account),
+            (.appMetadata, ["client_id": .string("client"), "environment": .string("login.microsoftonline.com")]),
+        ]
+        // Each member a part of some map is read from, changed in case only, changed, and left
+        // out; and one no map reads.
+        let changes: [(String, JSONValue?)] = [
+            ("home_account_id", .string("UID.UTID")), ("home_account_id", .string("other.utid")),
+            ("environment", .string("login.windows.net")), ("environment", .string("login.chinacloudapi.cn")),
+            ("realm", .string("TENANT-A")), ("realm", .string("tenant-b")), ("client_id", .string("CLIENT")),
+            ("client_id", .string("other")), ("token_type", .string("Bearer")), ("token_type", .string("pop")),
+            ("ext_cache_key", .string("shape")), ("family_id", .string("2")), ("family_id", nil),
+            ("username", .string("USER@contoso.com")), ("username", .string("")),
+            ("user_assertion_hash", .string("hash")), ("secret", .string("two")), ("target", .string("Mail.Read")),
+        ]
+        var alike = 0
+        var unlike = 0
+        for (kind, fields) in bases {
+            let base = CacheEntry(kind: kind, fields: fields)
+            for (name, value) in changes {
+                var changed = fields
+                changed[name] = value
+                let other = CacheEntry(kind: kind, fields: changed)
+                for (old, new) in [(base, other), (other, base)] {
+                    let everyMap = IndexMaps.table.allSatisfy { $0.filesAlike(old, new) }
+                    #expect(IndexMaps.filesAlike(old, new) == everyMap, "\(kind), \(name) = \(String(describing: value))")
+                    if everyMap { alike += 1 } else { unlike += 1 }
+                }
+            }
+        }
+        // A refresh (a new secret) files alike; a token of another tenant does not.
+        func token(realm: String, secret: String) -> CacheEntry {
+            CacheEntry(kind: .accessToken, fields: accessToken(realm: realm, secret: secret))
+        }
+        #expect(IndexMaps.filesAlike(token(realm: "tenant-a", secret: "one"), token(realm: "tenant-a", secret: "two")))
+        #expect(!IndexMaps.filesAlike(token(realm: "tenant-a", secret: "one"), token(realm: "tenant-b", secret: "one")))
+        #expect(alike > 0 && unlike > 0)
+    }
+
     @Test(.tags(.slow)) func aLargeGroupDecodesInParallelInRecordOrderAndFailsOnAnyDamagedRecord() throws {
         let count = RecordCodec.parallelDecodingThreshold + 7
         var records: [Record] = []
