@@ -21,6 +21,7 @@
             say("ready")
             _ = readLine()
             for index in 0... {
+                guard !parentIsGone else { return }
                 let scope = "\(prefix)-\(index)"
                 try cache.store(try peer.response(scope: scope, secret: "secret-" + scope), for: peer.request(scope: scope))
                 say("ack \(index)")

@@ -10,7 +10,7 @@
 //   stc-testhelper [--store file|keyring|postgres] <command> <root> <group> ...
 //
 //   stc-testhelper write <root> <group> <prefix> <count>   one transaction per record, "ack <i>"
-//   stc-testhelper churn <root> <group>                      transactions n+1, n+2, ... forever
+//   stc-testhelper churn <root> <group>                      transactions n+1, n+2, ... until killed
 //   stc-testhelper overwrite <root> <group> <prefix> <n>     n writes cycling over 5 names (compacts)
 //   stc-testhelper count <root> <group>                      "count <records in this process's view>"
 //   stc-testhelper fill <root> <group> <fsize-limit>         writes under RLIMIT_FSIZE until full
@@ -21,6 +21,8 @@
 //   stc-testhelper app-stampede <root> <group> <authority> <client> <tasks>
 //                                                            tasks ask at once for one app token
 //   stc-testhelper shared-churn <path> <account> <prefix>      writes to a shared cache until killed
+//
+// The commands that run until killed also stop when the process that started them ends.
 //                                                            (see SharedCacheCommands.swift)
 
 import Glibc
@@ -36,6 +38,12 @@ import Glibc
     @main
     enum TestHelper {
         static func main() {
+            // Started from a test runner's thread, the helper inherits that thread's signal mask,
+            // in which SIGTERM is blocked: unblocked, a SIGTERM stops it as it stops any program.
+            var none = sigset_t()
+            sigemptyset(&none)
+            pthread_sigmask(SIG_SETMASK, &none, nil)
+            _ = parent
             var arguments = CommandLine.arguments
             var kind = "file"
             if arguments.count >= 3, arguments[1] == "--store" {
@@ -163,7 +171,7 @@ import Glibc
         static func churn(_ store: any CacheStore) throws {
             var cursor = StoreCursor.start
             var next = 1
-            while true {
+            while !parentIsGone {
                 let committed = try store.transact(since: cursor) { txn in
                     var counter = 0
                     if case .reload(let records, _) = txn.update {
@@ -268,6 +276,14 @@ import Glibc
             say("freshness check: \(Int((now() - start) * 1000)) ns (\(sum % 2))")
             records = []
         }
+
+        /// The process that started the helper (read first thing in ``main()``).
+        static let parent = getppid()
+
+        /// Whether the process that started the helper has ended (the helper was handed to
+        /// another): a helper that writes until killed stops then, rather than write on for a
+        /// test runner that was itself killed.
+        static var parentIsGone: Bool { getppid() != parent }
 
         static func say(_ line: String) {
             var text = Array((line + "\n").utf8)
