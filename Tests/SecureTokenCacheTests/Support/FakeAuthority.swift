@@ -42,7 +42,8 @@ final class FakeAuthority: Sendable {
             line += chunk
         }
         guard let port = Int(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) else {
-            process.terminate()
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
             throw TokenCacheError(.ioFailure, "the fake authority did not print its port")
         }
         self.process = process
@@ -52,9 +53,11 @@ final class FakeAuthority: Sendable {
 
     deinit {
         // Closing stdin stops the script even behind a launcher (pyenv's shim) that a signal
-        // to `process` would not reach.
+        // to `process` would not reach. SIGKILL, not terminate(): the child inherits the test
+        // runner's signal mask, in which SIGTERM is blocked, and another child that inherited
+        // this pipe (a daemon a test started) keeps stdin from closing.
         try? input.fileHandleForWriting.close()
-        if process.isRunning { process.terminate() }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
     }
 

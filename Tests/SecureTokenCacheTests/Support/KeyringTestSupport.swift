@@ -132,11 +132,24 @@ enum KeyringTestSupport {
         return try #require(pid, "no pid for org.freedesktop.secrets: \(output.stdout) \(output.stderr)")
     }
 
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), which its header
+    /// declares only for `_GNU_SOURCE` builds, out of Swift's reach.
+    private static let closeFrom: CloseFrom = {
+        guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else {
+            fatalError("this glibc has no posix_spawn_file_actions_addclosefrom_np (2.34 or later has)")
+        }
+        return unsafeBitCast(symbol, to: CloseFrom.self)
+    }()
+
+    private typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, Int32) -> Int32
+
     /// Runs a program that daemonizes (forks and exits) and waits for the first process only.
     ///
     /// Not Foundation's `Process`: its `waitUntilExit()` did not return for a daemonizing child
     /// here. The child gets an empty signal mask (the test runner blocks SIGTERM, and a daemon
-    /// must not inherit that) and /dev/null as stdout and stderr, so no pipe is held open.
+    /// must not inherit that), /dev/null as stdout and stderr, and no other file of the runner's:
+    /// the daemon outlives the test, and a pipe it held (the stdin of a fake authority another
+    /// test runs, which exits when that closes) would never close.
     static func spawnAndWait(_ path: String, _ arguments: [String], stdin: String) throws -> Int32 {
         var input: [Int32] = [0, 0]
         try #require(pipe(&input) == 0)
@@ -148,6 +161,7 @@ enum KeyringTestSupport {
         posix_spawn_file_actions_addclose(&actions, input[1])
         posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        try #require(closeFrom(&actions, 3) == 0, "posix_spawn_file_actions_addclosefrom_np failed")
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }

@@ -60,7 +60,8 @@ enum MSALPython {
         let watchdog = DispatchWorkItem {
             if process.isRunning {
                 timedOut.store(true, ordering: .relaxed)
-                process.terminate()
+                // SIGKILL: the interpreter inherits the test runner's blocked SIGTERM.
+                kill(process.processIdentifier, SIGKILL)
             }
         }
         DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(timeoutSeconds), execute: watchdog)
