@@ -21,9 +21,9 @@
 //   stc-testhelper app-stampede <root> <group> <authority> <client> <tasks>
 //                                                            tasks ask at once for one app token
 //   stc-testhelper shared-churn <path> <account> <prefix>      writes to a shared cache until killed
+//                                                            (see SharedCacheCommands.swift)
 //
 // The commands that run until killed also stop when the process that started them ends.
-//                                                            (see SharedCacheCommands.swift)
 
 import Glibc
 
@@ -167,7 +167,8 @@ import Glibc
         }
 
         /// Transaction n puts `live-n` and `counter` = n, and deletes `live-(n-5)`; so the group after
-        /// n transactions is fully determined by n. Runs until killed. Compacts often.
+        /// n transactions is fully determined by n. Runs until killed or its parent ends. Compacts
+        /// often.
         static func churn(_ store: any CacheStore) throws {
             var cursor = StoreCursor.start
             var next = 1

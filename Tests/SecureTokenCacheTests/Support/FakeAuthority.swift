@@ -42,8 +42,7 @@ final class FakeAuthority: Sendable {
             line += chunk
         }
         guard let port = Int(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) else {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            process.kill()
             throw TokenCacheError(.ioFailure, "the fake authority did not print its port")
         }
         self.process = process
@@ -53,12 +52,9 @@ final class FakeAuthority: Sendable {
 
     deinit {
         // Closing stdin stops the script even behind a launcher (pyenv's shim) that a signal
-        // to `process` would not reach. SIGKILL, not terminate(): the child inherits the test
-        // runner's signal mask, in which SIGTERM is blocked, and another child that inherited
-        // this pipe (a daemon a test started) keeps stdin from closing.
+        // to `process` would not reach; the signal stops it where another child holds the pipe.
         try? input.fileHandleForWriting.close()
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+        process.kill()
     }
 
     var base: String { "http://127.0.0.1:\(port)" }

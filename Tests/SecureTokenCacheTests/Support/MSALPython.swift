@@ -60,7 +60,8 @@ enum MSALPython {
         let watchdog = DispatchWorkItem {
             if process.isRunning {
                 timedOut.store(true, ordering: .relaxed)
-                // SIGKILL: the interpreter inherits the test runner's blocked SIGTERM.
+                // SIGKILL: the interpreter inherits the test runner's blocked SIGTERM (the wait
+                // for it is the caller's, below).
                 kill(process.processIdentifier, SIGKILL)
             }
         }

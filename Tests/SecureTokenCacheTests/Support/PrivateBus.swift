@@ -35,10 +35,7 @@ final class PrivateBus {
     }
 
     deinit {
-        // SIGKILL, not terminate(): the child inherits the test runner's signal mask, in which
-        // SIGTERM is blocked, so a SIGTERM would never arrive.
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        process.kill()
         try? FileManager.default.removeItem(at: folder)
     }
 }

@@ -1,6 +1,14 @@
 import Foundation
 
 extension Process {
+    /// Stops the process with SIGKILL, unless it has ended, and waits for it. Not `terminate()`:
+    /// a child that a test starts inherits the test runner's signal mask, in which SIGTERM is
+    /// blocked.
+    func kill() {
+        if isRunning { Foundation.kill(processIdentifier, SIGKILL) }
+        waitUntilExit()
+    }
+
     /// Waits for the process to exit, on a thread of its own, reading `output` to its end first
     /// when given (a full pipe would stop the process before it exits); returns its exit status
     /// and what was read.
