@@ -104,9 +104,9 @@ enum RecordCodec {
         }
     }
 
-    /// Decodes one record.
+    /// Decodes one record: nothing interned, which only pays across the records of one load.
     static func decode(_ record: Record) throws -> DecodedChange {
-        var decoder = EntryDecoder()
+        var decoder = EntryDecoder(sharing: false)
         return try decode(record, with: &decoder)
     }
 
