@@ -145,4 +145,8 @@ if withPostgres {
     for name in ["SecureTokenCacheTests", "stc-testhelper", "stc-examples", "cachetool"] {
         package.targets.first { $0.name == name }!.dependencies.append("SecureTokenCachePostgres")
     }
+    // The tests compare the store's own parameter encodings with postgres-nio's.
+    package.targets.first { $0.name == "SecureTokenCacheTests" }!.dependencies += [
+        .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "NIOCore", package: "swift-nio"),
+    ]
 }

@@ -11,6 +11,9 @@ import SecureTokenCache
 /// the partitions of the rows the first part returns. A prepared statement: parsed once per
 /// connection; no value changes its plan, so PostgreSQL keeps one after the first few runs.
 struct CommitRowsStatement: PostgresPreparedStatement {
+    // Named: the default name is made from the type's name with `String(reflecting:)` on every
+    // run.
+    static let name = "stc_commit_rows"
     static let sql = query(ifStillAt: false)
 
     // A row of no partition and one without an expiry travel as an empty name and a 0: a bytea
@@ -81,13 +84,13 @@ struct CommitRowsStatement: PostgresPreparedStatement {
         bindings.append(ByteBuffer(bytes: group))
         bindings.append(version)
         bindings.append(horizon)
-        bindings.append(rows.map { ByteBuffer(bytes: $0.name) })
+        bindings.append(ByteaArray(rows.map(\.name)))
         bindings.append(rows.map(\.isDeletion))
-        bindings.append(rows.map { ByteBuffer(bytes: $0.sealed) })
-        bindings.append(rows.map { ByteBuffer(bytes: $0.partition ?? []) })
+        bindings.append(ByteaArray(rows.map(\.sealed)))
+        bindings.append(ByteaArray(rows.map { $0.partition ?? [] }))
         bindings.append(rows.map { $0.isDeletion ? 0 : $0.expiresAt ?? 0 })
         bindings.append(announcedPartitions)
-        bindings.append(Array(Set(rows.compactMap { $0.isDeletion ? nil : $0.partition })).map { ByteBuffer(bytes: $0) })
+        bindings.append(ByteaArray(Array(Set(rows.compactMap { $0.isDeletion ? nil : $0.partition }))))
         bindings.append(channel)
         bindings.append(announcing)
         return bindings
@@ -101,9 +104,11 @@ struct CommitRowsStatement: PostgresPreparedStatement {
     /// horizon stays as it is. Its one row is the group's head after it; no row means another
     /// commit came first and nothing was written.
     struct IfStillAt: PostgresPreparedStatement {
+        static let name = "stc_commit_rows_if_still_at"
         static let sql = CommitRowsStatement.query(ifStillAt: true)
 
-        typealias Row = (ByteBuffer, Int64, Int64, Int64, String?)
+        /// The head's columns; the announcement's column is there to run it, and is not read.
+        typealias Row = (ByteBuffer, Int64, Int64, Int64)
 
         var commit: CommitRowsStatement
         var epoch: UInt64
@@ -114,6 +119,37 @@ struct CommitRowsStatement: PostgresPreparedStatement {
             return bindings
         }
 
-        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+        func decodeRow(_ row: PostgresRow) throws -> Row {
+            var cells = CellReader(row)
+            return (try cells.bytes(), try cells.int64(), try cells.int64(), try cells.int64())
+        }
+    }
+}
+
+/// A `bytea[]` parameter written from byte arrays as they are: postgres-nio's `[ByteBuffer]`
+/// needs each element copied into a buffer of its own first, an allocation per element of every
+/// commit.
+struct ByteaArray: PostgresNonThrowingEncodable {
+    static var psqlType: PostgresDataType { .byteaArray }
+    static var psqlFormat: PostgresFormat { .binary }
+
+    /// The elements, in order.
+    var elements: [[UInt8]]
+
+    init(_ elements: [[UInt8]]) { self.elements = elements }
+
+    // PostgreSQL's binary array form: dimensions, whether there is a NULL, the element type,
+    // then per dimension its length and lower bound, then each element's length and bytes.
+    func encode<JSONEncoder: PostgresJSONEncoder>(into buffer: inout ByteBuffer, context: PostgresEncodingContext<JSONEncoder>) {
+        buffer.writeInteger(elements.isEmpty ? 0 : 1, as: Int32.self)
+        buffer.writeInteger(0, as: Int32.self)
+        buffer.writeInteger(PostgresDataType.bytea.rawValue)
+        guard !elements.isEmpty else { return }
+        buffer.writeInteger(Int32(elements.count))
+        buffer.writeInteger(1, as: Int32.self)
+        for element in elements {
+            buffer.writeInteger(Int32(element.count))
+            buffer.writeBytes(element)
+        }
     }
 }

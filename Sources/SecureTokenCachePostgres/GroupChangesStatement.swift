@@ -49,7 +49,7 @@ struct GroupChangesStatement {
         if loading.count == 1 {
             bindings.append(ByteBuffer(bytes: loading[0]))
         } else {
-            bindings.append(loading.map { ByteBuffer(bytes: $0) })
+            bindings.append(ByteaArray(loading))
         }
         return bindings
     }

@@ -300,7 +300,7 @@ final class PostgresRowDatabase: RowDatabase {
             commit: Self.commitStatement(rows, to: group, version: version + 1, horizon: 0), epoch: epoch)
         let head = try call("committing a write") { client, logger -> RowGroupHead? in
             var head: RowGroupHead? = nil
-            for try await (header, epoch, generation, horizon, _) in try await client.execute(statement, logger: logger) {
+            for try await (header, epoch, generation, horizon) in try await client.execute(statement, logger: logger) {
                 head = RowGroupHead(columns: (header, epoch, generation, horizon))
             }
             return head
