@@ -130,6 +130,9 @@ func fillFleet(users: Int, keyFile: String) async throws {
 /// The floor a cold read is held to: one row of the group's table by its primary key, through a
 /// postgres-nio prepared statement, with nothing around it.
 struct SealedRowByKey: PostgresPreparedStatement {
+    // Named, as the store's statements are: postgres-nio makes an unnamed one's name with
+    // `String(reflecting:)` on every run, which the floor must not pay.
+    static let name = "floor_sealed_row_by_key"
     static let sql = "SELECT sealed FROM stc_rows WHERE group_id = $1 AND name = $2"
     typealias Row = ByteBuffer
     var group: ByteBuffer
