@@ -467,7 +467,20 @@ def fleet_event(number, serial=0):
             "grant_type": "authorization_code", "response": fleet_response(number, serial)}
 
 
-def measure_fleet_python(url, users, repeats, results):
+def settle(url, admin, tables):
+    """Vacuums and analyses `tables`, then, with `admin` (a superuser's URL), has the server
+    checkpoint: each side is measured on tables as autovacuum would leave them, and not while the
+    server writes out what a fill before it left in memory."""
+    import psycopg
+    with psycopg.connect(url, autocommit=True) as setup:
+        for table in tables:
+            setup.execute("VACUUM ANALYZE %s" % table)
+    if admin:
+        with psycopg.connect(admin, autocommit=True) as superuser:
+            superuser.execute("CHECKPOINT")
+
+
+def measure_fleet_python(url, admin, users, repeats, results):
     """The msal-python pattern of a Python web app: a SerializableTokenCache per user, kept as a
     bytea row keyed by its home account id, through psycopg (which prepares a statement after
     its fifth run). A lookup SELECTs the user's row, deserializes it and searches the access
@@ -487,7 +500,7 @@ def measure_fleet_python(url, users, repeats, results):
                     cache.add(fleet_event(number))
                     copy.write_row((fleet_home(number), cache.serialize().encode()))
             results["py.fleet_fill.%d" % users] = time.perf_counter_ns() - start
-        setup.execute("VACUUM ANALYZE %s" % table)
+    settle(url, admin, [table])
 
     def users_at_random(count):
         return itertools.cycle([random.randrange(users) for _ in range(count)])
@@ -537,17 +550,13 @@ def measure_fleet_python(url, users, repeats, results):
         results["py.fleet_commit.%d" % users] = calls(lambda: None, lambda: floor.execute(update), 200)
 
 
-def measure_fleet(tool, url, key, users, repeats, results):
+def measure_fleet(tool, url, admin, key, users, repeats, results):
     """One size of the fleet rows: msal-python's per-user blobs, then the engine's group in the
-    same database (PeerCompare fleet-fill and fleet), one right after the other."""
-    measure_fleet_python(url, users, repeats, results)
+    same database (PeerCompare fleet-fill and fleet), one right after the other, each side's
+    tables settled (`settle`) after its fill."""
+    measure_fleet_python(url, admin, users, repeats, results)
     fleet = engine_only(tool, ["fleet-fill", key, str(users)])
-    # The same care msal-python's table gets after its fill: vacuumed and analysed before it is
-    # read, rather than measured while autovacuum catches up with the rows just written.
-    import psycopg
-    with psycopg.connect(url, autocommit=True) as setup:
-        for table in ("stc_groups", "stc_parts", "stc_rows"):
-            setup.execute("VACUUM ANALYZE %s" % table)
+    settle(url, admin, ["stc_groups", "stc_parts", "stc_rows"])
     fleet.update(engine_only(tool, ["fleet", key, str(users), str(repeats)]))
     return fleet
 
@@ -653,6 +662,7 @@ def main():
     parser.add_argument("--tool", required=True, help="the PeerCompare binary (for the alternating open)")
     parser.add_argument("--open-rounds", type=int, default=5, help="rounds of the alternating open (5 samples a side each)")
     parser.add_argument("--postgres", default="", help="a PostgreSQL URL: the fleet rows (off when empty)")
+    parser.add_argument("--postgres-admin", default="", help="a superuser's URL to the same server, for checkpoints")
     parser.add_argument("--fleet-users", default="10000,100000", help="users in the database for the fleet rows")
     parser.add_argument("--fleet-bounded", default="1000000:64",
                         help="USERS:LIMIT_MB: PeerCompare fleet-bounded (slow; off when empty)")
@@ -707,7 +717,7 @@ def main():
     # Every process of the engine opens the fleet's groups with this key.
     fleet_key = os.path.join(args.workdir, "fleet.key")
     for users in fleet_users:
-        fleet.update(measure_fleet(args.tool, args.postgres, fleet_key, users, args.repeats, results))
+        fleet.update(measure_fleet(args.tool, args.postgres, args.postgres_admin, fleet_key, users, args.repeats, results))
     if fleet_bounded:
         users = fleet_bounded[0]
         fleet.update(engine_only(args.tool, ["fleet-fill", fleet_key, str(users)]))
