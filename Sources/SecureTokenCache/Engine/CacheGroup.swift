@@ -361,7 +361,11 @@ public final class CacheGroup: Sendable {
             guard !plan.partitions.isEmpty else { return [] }
             var transaction = IndexTransaction(planned.index)
             for id in plan.ids { transaction.delete(id) }
-            let next = Snapshot(index: transaction.index, cursor: planned.cursor)
+            // A user's sign-in state is stored in the user's partition: the store stops telling
+            // of its changes once the partition goes, so what this instance knew of it goes too.
+            var index = transaction.index
+            index.forgetStandings(of: Set(plan.partitions.lazy.filter { $0.holder == .user }.map { $0.key.lowercased() }))
+            let next = Snapshot(index: index, cursor: planned.cursor)
             current.withLock { installed in
                 assert(installed === planned, "a snapshot installed while writerLock and catchUpLock were held")
                 installed = next
@@ -398,6 +402,10 @@ public final class CacheGroup: Sendable {
     private static func partitionKeys(putBy transaction: IndexTransaction) -> Set<String> {
         var keys: Set<String> = []
         for case .put(let record) in transaction.changes {
+            if record.id.kind == .signInState, let (_, account) = try? RecordCodec.signInNames(record.id.name) {
+                keys.insert(CachePartition.user(HomeAccountId(account)).storageKey)
+                continue
+            }
             guard let kind = RecordCodec.credentialKind(record.id.kind),
                 let stored = transaction.index[EntryID(kind: kind, keyText: record.id.nameText)],
                 let partition = CachePartition(of: stored.entry)

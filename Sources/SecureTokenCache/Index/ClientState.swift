@@ -1,14 +1,25 @@
+import HashTreeCollections
+
 /// Per-client sign-in state kept in a group (the Apple SDK's account metadata): which accounts
 /// the client signed into or out of, and its current and previous account.
+///
+/// A web app signs a great many users in through one client, so the state is stored a record per
+/// account (``RecordKind/signInState``) and one for the client's current and previous account
+/// (``RecordKind/clientState``): a sign-in writes what it changed, not every account the client
+/// ever signed into. The sets are persistent, so a writer's copy shares them with the snapshot
+/// readers hold instead of copying every account.
 struct ClientState: Sendable, Hashable {
     /// Home account ids (lower-cased) the client signed in with.
-    var signedIn: Set<String> = []
+    var signedIn: TreeSet<String> = []
     /// Home account ids (lower-cased) the client signed out of; hidden from the client.
-    var signedOut: Set<String> = []
+    var signedOut: TreeSet<String> = []
     /// The account the client last signed in with.
     var current: String?
     /// The account that was current before ``current``.
     var previous: String?
+    /// Whether the sets were read from a client record that lists them (one written before the
+    /// state was kept per account): the next write of the state writes every account's record.
+    var listedInClientRecord = false
 
     var isEmpty: Bool { signedIn.isEmpty && signedOut.isEmpty && current == nil && previous == nil }
 
@@ -37,6 +48,37 @@ struct ClientState: Sendable, Hashable {
         if previous == account { previous = nil }
     }
 
+    /// Where an account stands with the client: signed in, signed out, or neither (`nil`).
+    func standing(of account: String) -> SignInStanding? {
+        if signedIn.contains(account) { return .signedIn }
+        if signedOut.contains(account) { return .signedOut }
+        return nil
+    }
+
+    /// Sets where an account stands with the client (`nil`: neither signed in nor out).
+    mutating func setStanding(_ standing: SignInStanding?, of account: String) {
+        switch standing {
+        case .signedIn?:
+            signedIn.insert(account)
+            signedOut.remove(account)
+        case .signedOut?:
+            signedOut.insert(account)
+            signedIn.remove(account)
+        case nil:
+            signedIn.remove(account)
+            signedOut.remove(account)
+        }
+    }
+
+    /// The accounts whose standing differs between `self` and `other`. Persistent sets compare
+    /// the parts they share by identity, so after a sign-in this visits what changed, not every
+    /// account.
+    func accountsChanged(since other: ClientState) -> TreeSet<String> {
+        signedIn.symmetricDifference(other.signedIn).union(signedOut.symmetricDifference(other.signedOut))
+    }
+
+    /// The whole state as one JSON object, every account listed: the form the shared MSAL
+    /// document's extras section keeps.
     var json: JSONValue {
         var object = JSONObject()
         object["signed_in"] = .array(signedIn.sorted().map(JSONValue.string))
@@ -46,19 +88,49 @@ struct ClientState: Sendable, Hashable {
         return .object(object)
     }
 
+    /// What the client's own record holds: its current and previous account.
+    var headJSON: JSONValue {
+        var object = JSONObject()
+        if let current { object["current"] = .string(current) }
+        if let previous { object["previous"] = .string(previous) }
+        return .object(object)
+    }
+
     init() {}
 
+    /// The state a client record holds: its current and previous account, and, in a record
+    /// written before the state was kept per account, the accounts signed in and out.
     init(json: JSONValue) throws {
         guard case .object(let object) = json else {
             throw TokenCacheError(.storeCorrupted, "a client state record is not a JSON object")
         }
-        func strings(_ name: String) -> Set<String> {
+        func strings(_ name: String) -> TreeSet<String> {
             guard case .array(let values)? = object[name] else { return [] }
-            return Set(values.compactMap(\.stringValue))
+            return TreeSet(values.compactMap(\.stringValue))
         }
         signedIn = strings("signed_in")
         signedOut = strings("signed_out")
+        listedInClientRecord = object["signed_in"] != nil || object["signed_out"] != nil
         current = object.string("current")
         previous = object.string("previous")
     }
+
+    /// Equal when they hold the same accounts, whatever record they were read from.
+    static func == (lhs: ClientState, rhs: ClientState) -> Bool {
+        lhs.signedIn == rhs.signedIn && lhs.signedOut == rhs.signedOut && lhs.current == rhs.current
+            && lhs.previous == rhs.previous
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(signedIn)
+        hasher.combine(signedOut)
+        hasher.combine(current)
+        hasher.combine(previous)
+    }
+}
+
+/// Where an account stands with a client (``ClientState``), as its record says.
+enum SignInStanding: UInt8, Sendable {
+    case signedIn = 1
+    case signedOut = 2
 }

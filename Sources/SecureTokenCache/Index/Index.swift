@@ -107,6 +107,41 @@ struct Index: Sendable {
         state.clientStates[client] = clientState.isEmpty ? nil : clientState
     }
 
+    /// Sets a client's current and previous account, leaving where its accounts stand.
+    mutating func setClientHead(of client: String, current: String?, previous: String?) {
+        changeClientState(client) {
+            $0.current = current
+            $0.previous = previous
+        }
+    }
+
+    /// Sets where `account` stands with `client` (`nil`: neither signed in nor out).
+    mutating func setStanding(_ standing: SignInStanding?, of account: String, for client: String) {
+        changeClientState(client) { $0.setStanding(standing, of: account) }
+    }
+
+    /// Forgets where `accounts` stand with every client, in memory only (their records stay):
+    /// for partitions a group drops from memory.
+    mutating func forgetStandings(of accounts: Set<String>) {
+        guard !accounts.isEmpty else { return }
+        for client in state.clientStates.keys {
+            guard let clientState = state.clientStates[client],
+                accounts.contains(where: { clientState.standing(of: $0) != nil })
+            else { continue }
+            changeClientState(client) { changed in
+                for account in accounts { changed.setStanding(nil, of: account) }
+            }
+        }
+    }
+
+    /// Changes a client's sign-in state, taken out of the map so that nothing else holds it
+    /// while it changes, and lets go of it when it becomes empty.
+    private mutating func changeClientState(_ client: String, _ body: (inout ClientState) -> Void) {
+        var clientState = state.clientStates.removeValue(forKey: client) ?? ClientState()
+        body(&clientState)
+        if !clientState.isEmpty { state.clientStates[client] = clientState }
+    }
+
     /// Sets the section names in document order.
     mutating func setSections(_ names: [String]) { state.sections = names }
 

@@ -103,13 +103,28 @@ struct IndexTransaction {
         changes.append(.delete(RecordCodec.recordID(id)))
     }
 
+    /// Changes a client's sign-in state, and records what changed: a record for each account
+    /// whose standing changed, and the client's own record when its current or previous
+    /// account did. A state read from a record that listed every account (written before they
+    /// had records of their own) is written whole once, as records per account.
     mutating func updateClientState(_ client: String, _ body: (inout ClientState) -> Void) {
         var state = index.clientStates[client] ?? ClientState()
         let before = state
         body(&state)
+        let rewrite = before.listedInClientRecord
         guard state != before else { return }
+        state.listedInClientRecord = false
         index.setClientState(state, for: client)
-        if state.isEmpty {
+        let accounts = rewrite ? state.signedIn.union(state.signedOut) : state.accountsChanged(since: before)
+        for account in accounts.sorted() {
+            if let standing = state.standing(of: account) {
+                changes.append(.put(RecordCodec.record(signIn: standing, client: client, account: account)))
+            } else {
+                changes.append(.delete(RecordCodec.signInRecordID(client: client, account: account)))
+            }
+        }
+        guard rewrite || state.current != before.current || state.previous != before.previous else { return }
+        if state.current == nil, state.previous == nil {
             changes.append(.delete(RecordID(kind: .clientState, name: client)))
         } else {
             changes.append(.put(RecordCodec.record(clientState: state, client: client)))

@@ -39,10 +39,32 @@ enum RecordCodec {
         Record(id: recordID(stored.id), payload: EntryPayload.encode(stored))
     }
 
+    /// The client's own record: its current and previous account (the accounts it signed into
+    /// and out of are records of their own, ``record(signIn:client:account:)``).
     static func record(clientState: ClientState, client: String) -> Record {
         var payload: [UInt8] = [formatVersion]
-        JSONWriter.write(clientState.json, style: .compact, into: &payload)
+        JSONWriter.write(clientState.headJSON, style: .compact, into: &payload)
         return Record(id: RecordID(kind: .clientState, name: client), payload: payload)
+    }
+
+    /// The record saying where `account` stands with `client`.
+    static func record(signIn standing: SignInStanding, client: String, account: String) -> Record {
+        Record(id: signInRecordID(client: client, account: account), payload: [formatVersion, standing.rawValue])
+    }
+
+    /// The id of the record saying where `account` stands with `client`: the two names on two
+    /// lines (a client id has no line break; the account comes last, so whatever it holds, the
+    /// first line break ends the client).
+    static func signInRecordID(client: String, account: String) -> RecordID {
+        RecordID(kind: .signInState, name: client + "\n" + account)
+    }
+
+    /// The client and the account a ``RecordKind/signInState`` record is named by.
+    static func signInNames(_ name: String) throws -> (client: String, account: String) {
+        guard let newline = name.firstIndex(of: "\n") else {
+            throw TokenCacheError(.storeCorrupted, "a sign-in state record has a damaged name: the group is damaged")
+        }
+        return (String(name[..<newline]), String(name[name.index(after: newline)...]))
     }
 
     static func record(tenantAlias name: String, tenantId: String) -> Record {
@@ -77,6 +99,8 @@ enum RecordCodec {
         case insert(StoredEntry)
         case remove(EntryID)
         case clientState(String, ClientState)
+        /// Where an account stands with a client (`nil`: neither signed in nor out).
+        case signIn(client: String, account: String, SignInStanding?)
         case sections([String])
         case unknownSection(String, JSONValue?)
         case tenantAlias(String, String?)
@@ -95,6 +119,9 @@ enum RecordCodec {
             if let kind = credentialKind(id.kind) { return .remove(EntryID(kind: kind, keyText: id.nameText)) }
             switch id.kind {
             case .clientState: return .clientState(id.name, ClientState())
+            case .signInState:
+                let (client, account) = try signInNames(id.name)
+                return .signIn(client: client, account: account, nil)
             case .unknownSection: return .unknownSection(id.name, nil)
             case .tenantAlias: return .tenantAlias(id.name, nil)
             default: return nil
@@ -123,6 +150,16 @@ enum RecordCodec {
                 return .unknownSection(record.id.name, try body(record.payload, headerSize: 1))
             case .clientState:
                 return .clientState(record.id.name, try ClientState(json: try body(record.payload, headerSize: 1)))
+            case .signInState:
+                guard record.payload.first == formatVersion else {
+                    throw TokenCacheError(
+                        .unsupportedFormat, "a record has an unknown format; upgrade SecureTokenCache to read this group")
+                }
+                guard record.payload.count == 2, let standing = record.payload.last.flatMap(SignInStanding.init(rawValue:)) else {
+                    throw TokenCacheError(.storeCorrupted, "a sign-in state record is damaged: the group is damaged")
+                }
+                let (client, account) = try signInNames(record.id.name)
+                return .signIn(client: client, account: account, standing)
             case .tenantAlias:
                 guard record.payload.first == formatVersion else {
                     throw TokenCacheError(
@@ -144,7 +181,15 @@ enum RecordCodec {
         switch change {
         case .insert(let stored): index.insert(stored)
         case .remove(let id): index.remove(id)
-        case .clientState(let client, let state): index.setClientState(state, for: client)
+        case .clientState(let client, let state):
+            // A record that lists the accounts (written before they had records of their own)
+            // is the whole state; one that does not is the current and previous account only.
+            if state.listedInClientRecord {
+                index.setClientState(state, for: client)
+            } else {
+                index.setClientHead(of: client, current: state.current, previous: state.previous)
+            }
+        case .signIn(let client, let account, let standing): index.setStanding(standing, of: account, for: client)
         case .sections(let names): index.setSections(names)
         case .unknownSection(let name, let value): index.setUnknownSection(name, value)
         case .tenantAlias(let name, let tenantId): index.setTenantAlias(name, tenantId)
@@ -285,7 +330,7 @@ enum RecordCodec {
             case .accessToken, .idToken: 2
             case .refreshToken: 3
             case .account, .appMetadata: 4
-            case .layout, .unknownSection, .clientState, .tenantAlias: 2
+            case .layout, .unknownSection, .clientState, .tenantAlias, .signInState: 2
             }
         }
         // Indices, not elements: a record read as a whole is retained and released.

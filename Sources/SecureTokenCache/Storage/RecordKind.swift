@@ -10,9 +10,13 @@ enum RecordKind: UInt8, Sendable, Hashable, CaseIterable {
     case layout = 6
     /// A top-level MSAL JSON section this engine does not know, kept verbatim.
     case unknownSection = 7
-    /// Per-client sign-in state: signed in / signed out accounts, current and previous account.
+    /// Per-client sign-in state: the current and previous account (and, in a record written
+    /// before ``signInState`` existed, every account signed in and out).
     case clientState = 8
     /// A tenant named by domain in a request (`contoso.onmicrosoft.com`) and the tenant id
     /// (`tid`) its tokens were stored under.
     case tenantAlias = 9
+    /// Where one account stands with one client: signed in or signed out (``ClientState``),
+    /// named by the client and the account (``RecordCodec/signInRecordID(client:account:)``).
+    case signInState = 10
 }

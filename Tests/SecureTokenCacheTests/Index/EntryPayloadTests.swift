@@ -86,6 +86,7 @@ import Testing
         state.signIn("uid.utid")
         records += [
             RecordCodec.record(clientState: state, client: "client"),
+            RecordCodec.record(signIn: .signedIn, client: "client", account: "uid.utid"),
             RecordCodec.record(tenantAlias: "contoso.onmicrosoft.com", tenantId: "tid"),
             RecordCodec.record(sections: ["AccessToken", "Account"]),
             RecordCodec.record(unknownSection: "Extra", value: .object(["a": .number("1")])),
@@ -100,6 +101,8 @@ import Testing
                 #expect(a == b && a.entry.fields == b.entry.fields)
             case (.clientState(let c1, let s1), .clientState(let c2, let s2)):
                 #expect(c1 == c2 && s1 == s2)
+            case (.signIn(let c1, let a1, let s1), .signIn(let c2, let a2, let s2)):
+                #expect(c1 == c2 && a1 == a2 && s1 == s2 && s1 == .signedIn)
             case (.tenantAlias(let n1, let t1), .tenantAlias(let n2, let t2)):
                 #expect(n1 == n2 && t1 == t2)
             case (.sections(let a), .sections(let b)):

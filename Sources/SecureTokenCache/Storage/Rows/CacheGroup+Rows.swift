@@ -46,9 +46,13 @@ extension CacheGroup {
         return group
     }
 
-    /// What a database row may tell of its record: the partition of an entry, and the expiry of
-    /// an access token.
+    /// What a database row may tell of its record: the partition of an entry or of an account's
+    /// sign-in state (its user's: loaded and dropped with the user's tokens), and the expiry of an
+    /// access token.
     static let rowTraits: @Sendable (Record) -> (partition: String?, expiresAt: Int64?) = { record in
+        if record.id.kind == .signInState, let (_, account) = try? RecordCodec.signInNames(record.id.name) {
+            return (CachePartition.user(HomeAccountId(account)).storageKey, nil)
+        }
         guard RecordCodec.credentialKind(record.id.kind) != nil,
             case .insert(let stored)? = try? RecordCodec.decode(record)
         else { return (nil, nil) }

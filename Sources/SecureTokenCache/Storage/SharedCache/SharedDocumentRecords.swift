@@ -1,3 +1,5 @@
+import HashTreeCollections
+
 /// What a shared MSAL document holds, as the records the engine files: one per entry, one per
 /// unknown section, the section layout, and what ``SharedCacheStore/extrasSection`` keeps.
 ///
@@ -218,13 +220,13 @@ struct SharedDocumentRecords {
             switch change {
             case .put(let record):
                 switch record.id.kind {
-                case .clientState, .tenantAlias: extras[record.id] = record
+                case .clientState, .signInState, .tenantAlias: extras[record.id] = record
                 case .layout: layout = record
                 default: known[record.id] = record
                 }
             case .delete(let id):
                 switch id.kind {
-                case .clientState, .tenantAlias: extras[id] = nil
+                case .clientState, .signInState, .tenantAlias: extras[id] = nil
                 case .layout: layout = nil
                 default: known[id] = nil
                 }
@@ -325,11 +327,22 @@ struct SharedDocumentRecords {
         }
         var records: [RecordID: Record] = [:]
         if case .object(let states)? = parts["ClientState"] {
+            // The section lists every account of a client in one object; the records are the
+            // engine's: the client's current and previous account, and one per account.
             for (client, value) in states {
-                var payload: [UInt8] = [RecordCodec.formatVersion]
-                JSONWriter.write(value, style: .compact, into: &payload)
-                let record = Record(id: RecordID(kind: .clientState, name: client), payload: payload)
-                records[record.id] = record
+                guard case .object = value else {
+                    throw TokenCacheError(.malformedCache, "the \(SharedCacheStore.extrasSection) section is damaged")
+                }
+                let state = try ClientState(json: value)
+                if state.current != nil || state.previous != nil {
+                    let record = RecordCodec.record(clientState: state, client: client)
+                    records[record.id] = record
+                }
+                for account in state.signedIn.union(state.signedOut) {
+                    guard let standing = state.standing(of: account) else { continue }
+                    let record = RecordCodec.record(signIn: standing, client: client, account: account)
+                    records[record.id] = record
+                }
             }
         }
         if case .object(let aliases)? = parts["TenantAlias"] {

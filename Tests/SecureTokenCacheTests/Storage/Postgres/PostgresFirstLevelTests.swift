@@ -1,5 +1,6 @@
 #if canImport(SecureTokenCachePostgres)
     import Foundation
+    import HashTreeCollections
     import Synchronization
     import TestSupport
     import Testing
@@ -28,8 +29,8 @@
 
         static func uid(_ user: Int) -> String { String(format: "00000000-0000-0000-3333-%012d", user) }
 
-        /// Stores a token for user `user` as a web app does (no sign-in state: that is a desktop
-        /// app's, and every instance keeps it).
+        /// Stores a token for user `user` as a web app does, without marking the user signed in
+        /// (``aUsersSignInStateTravelsWithTheUsersPartition()`` does).
         static func store(_ cache: TokenCache, user: Int, token: String? = nil) throws {
             try cache.store(
                 Fixtures.response(uid: uid(user), username: "user\(user)@contoso.com", accessToken: token ?? "at-\(user)"),
@@ -189,6 +190,48 @@
             let stillInMemory = (0..<100).filter { first[$0].storage != nil }
             #expect(stillInMemory.isEmpty, "tokens of dropped users still in memory: \(stillInMemory)")
             #expect(try reader.accessToken(for: ["User.Read"], account: Self.account(0))?.token.secret == "at-0")
+        }
+
+        /// A user's sign-in state is stored in the user's partition: an instance holds where a user
+        /// stands with a client only while it holds the user, reads it with the user's tokens, and
+        /// lets it go when it drops the user; the client's current and previous account are every
+        /// instance's.
+        @Test func aUsersSignInStateTravelsWithTheUsersPartition() throws {
+            let name = Support.uniqueGroup("first-level-sign-in")
+            let whole = try CacheGroup.open(
+                name, database: Support.socketDatabase(), configuration: Self.configuration(memoryLimit: nil))
+            let writer = try TokenCache(clientId: Fixtures.clientA, group: whole)
+            for user in 0..<60 {
+                try writer.store(
+                    Fixtures.response(uid: Self.uid(user), username: "user\(user)@contoso.com", accessToken: "at-\(user)"),
+                    for: Fixtures.request())
+            }
+            try writer.signOut(Self.account(1))
+            let perUser = try whole.index().entries.values.reduce(0) { $0 + CacheBound.cost($1) } / 60
+            let group = try CacheGroup.open(
+                name, database: Support.tcpDatabase(), configuration: Self.configuration(memoryLimit: perUser * 20))
+            let reader = try TokenCache(clientId: Fixtures.clientA, group: group)
+            let home = { (user: Int) in Self.account(user).homeAccountId.normalised }
+            let state = { try group.index().clientStates[Fixtures.clientA] }
+            #expect(try state()?.signedIn.isEmpty != false && state()?.signedOut.isEmpty != false)
+            #expect(try state()?.current == home(59) && state()?.previous == home(58))
+
+            #expect(try reader.accessToken(for: ["User.Read"], account: Self.account(0))?.token.secret == "at-0")
+            #expect(try state()?.standing(of: home(0)) == .signedIn)
+            #expect(try group.keep(.user(Self.account(1).homeAccountId)))
+            #expect(try state()?.standing(of: home(1)) == .signedOut)
+            #expect(try state()?.signedIn.count == 1, "only the users held")
+
+            // Past the limit the first users are dropped, and their standing with them.
+            for user in 2..<60 { _ = try reader.accessToken(for: ["User.Read"], account: Self.account(user)) }
+            let held = Set(try group.index().accountsByHome.keys.map(\.value))
+            try #require(!held.contains(home(0)), "user 0 was not dropped")
+            #expect(try state()?.standing(of: home(0)) == nil)
+            let standing = try #require(try state())
+            #expect(Set(standing.signedIn) == held.intersection(Set((2..<60).map(home))))
+            // Read again with the user.
+            _ = try reader.accessToken(for: ["User.Read"], account: Self.account(0))
+            #expect(try state()?.standing(of: home(0)) == .signedIn)
         }
 
         /// A sign-out, a wipe and a clear of a partition on an instance that does not hold the user

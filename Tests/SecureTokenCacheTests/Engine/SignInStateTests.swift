@@ -1,0 +1,119 @@
+import Foundation
+import HashTreeCollections
+import Testing
+
+@testable import SecureTokenCache
+
+/// A client's sign-in state (``ClientState``) as records: one per account, one for the client's
+/// current and previous account; what a sign-in commits, what another group reads back, and how a
+/// record that lists every account (written before) is carried over.
+@Suite(.timeLimit(.minutes(1))) struct SignInStateTests {
+    /// The records a group at `cursor` has not seen, and the cursor after them.
+    private func changes(in store: any CacheStore, since cursor: StoreCursor) throws -> [RecordChange] {
+        guard case .changes(let changes, _) = try store.update(since: cursor) else {
+            Issue.record("the store answered other than with changes")
+            return []
+        }
+        return changes
+    }
+
+    private func user(_ number: Int) -> String { String(format: "00000000-0000-0000-1111-%012d", number) }
+
+    @Test func aSignInCommitsTheAccountItChangedNotEveryAccountTheClientSignedInto() throws {
+        let group = try Fixtures.group()
+        let cache = try TokenCache(clientId: Fixtures.clientA, group: group)
+        for number in 0..<300 {
+            try cache.store(try Fixtures.response(uid: user(number)), for: try Fixtures.request())
+        }
+        let before = try group.snapshot().cursor
+        try cache.store(try Fixtures.response(uid: user(300)), for: try Fixtures.request())
+        let committed = try changes(in: group.store, since: before)
+        let signIns = committed.filter { change in
+            guard case .put(let record) = change else { return false }
+            return record.id.kind == .signInState
+        }
+        let clientRecords = committed.compactMap { change -> Record? in
+            guard case .put(let record) = change, record.id.kind == .clientState else { return nil }
+            return record
+        }
+        // One record for the new account, and the client's own, which names two accounts only.
+        #expect(signIns.count == 1)
+        #expect(clientRecords.count == 1)
+        #expect(clientRecords.allSatisfy { $0.payload.count < 200 })
+        #expect(try group.index().clientStates[Fixtures.clientA]?.signedIn.count == 301)
+    }
+
+    @Test func anotherGroupReadsTheSameStateFromTheRecords() throws {
+        let group = try Fixtures.group()
+        let cache = try TokenCache(clientId: Fixtures.clientA, group: group)
+        let other = try TokenCache(clientId: Fixtures.clientB, group: group)
+        for number in 0..<4 {
+            try cache.store(try Fixtures.response(uid: user(number)), for: try Fixtures.request())
+        }
+        try other.store(try Fixtures.response(uid: user(0)), for: try Fixtures.request(client: Fixtures.clientB))
+        let accounts = try cache.accounts()
+        func account(_ number: Int) throws -> Account {
+            try #require(accounts.first { $0.homeAccountId.rawValue.hasPrefix(user(number)) })
+        }
+        try cache.signOut(try account(1))
+        try cache.signOut(try account(3))
+        try group.clear(.account(try account(2).homeAccountId.rawValue))
+
+        let fresh = try CacheGroup(name: "test", store: group.store, clock: group.clock)
+        let written = try group.index().clientStates
+        #expect(try fresh.index().clientStates == written)
+        let state = try #require(written[Fixtures.clientA])
+        #expect(state.signedIn.count == 1 && state.signedOut.count == 2)
+        #expect(state.current == nil && state.previous != nil)
+        #expect(written[Fixtures.clientB]?.signedIn.count == 1)
+        // Clearing a client takes every record of its state with it.
+        try group.clear(.client(Fixtures.clientA))
+        let cleared = try CacheGroup(name: "test", store: group.store, clock: group.clock)
+        #expect(try cleared.index().clientStates[Fixtures.clientA] == nil)
+        #expect(try cleared.index().clientStates == group.index().clientStates)
+        let (records, _) = try group.store.load()
+        #expect(!records.contains { $0.id.kind == .signInState && $0.id.name.hasPrefix(Fixtures.clientA + "\n") })
+    }
+
+    @Test func aClientRecordThatListsEveryAccountIsWrittenAsRecordsPerAccountOnItsNextChange() throws {
+        let store = MemoryStore(name: "test")
+        let client = Fixtures.clientA
+        var listing = JSONObject()
+        listing["signed_in"] = .array([.string("a.t"), .string("b.t")])
+        listing["signed_out"] = .array([.string("c.t")])
+        listing["current"] = .string("a.t")
+        listing["previous"] = .string("b.t")
+        var payload: [UInt8] = [RecordCodec.formatVersion]
+        JSONWriter.write(.object(listing), style: .compact, into: &payload)
+        _ = try store.transact(since: try store.load().1) { _ in
+            [.put(Record(id: RecordID(kind: .clientState, name: client), payload: payload))]
+        }
+        let group = try CacheGroup(name: "test", store: store, clock: { 1_700_000_000 })
+        let read = try #require(try group.index().clientStates[client])
+        #expect(Set(read.signedIn) == ["a.t", "b.t"] && Set(read.signedOut) == ["c.t"])
+
+        try group.write { $0.updateClientState(client) { $0.signIn("d.t") } }
+        let (records, _) = try store.load()
+        let accounts = Set(records.filter { $0.id.kind == .signInState }.map { try! RecordCodec.signInNames($0.id.name).account })
+        #expect(accounts == ["a.t", "b.t", "c.t", "d.t"])
+        let clientRecord = try #require(records.first { $0.id.kind == .clientState })
+        guard case .clientState(_, let head) = try RecordCodec.decode(clientRecord) else {
+            Issue.record("the client record decodes to something else")
+            return
+        }
+        #expect(!head.listedInClientRecord && head.current == "d.t" && head.previous == "a.t")
+        let fresh = try CacheGroup(name: "test", store: store, clock: { 1_700_000_000 })
+        let state = try #require(try fresh.index().clientStates[client])
+        #expect(Set(state.signedIn) == ["a.t", "b.t", "d.t"] && Set(state.signedOut) == ["c.t"])
+        #expect(state == (try group.index().clientStates[client]))
+    }
+
+    @Test func aDamagedSignInRecordIsATypedError() throws {
+        let unnamed = Record(id: RecordID(kind: .signInState, name: "no line break"), payload: [RecordCodec.formatVersion, 1])
+        let unknown = RecordCodec.record(signIn: .signedIn, client: "c", account: "a")
+        let damaged = Record(id: unknown.id, payload: [RecordCodec.formatVersion, 9])
+        for record in [unnamed, damaged] {
+            #expect(throws: TokenCacheError.self) { _ = try RecordCodec.decode(record) }
+        }
+    }
+}
