@@ -30,9 +30,14 @@ public final class TokenCache: Sendable {
     /// See ``AppAnswers``.
     let appAnswers = Mutex(AppAnswers())
 
-    /// A cache for `clientId` over `group`. Throws `.invalidArgument` for an empty client id.
+    /// A cache for `clientId` over `group`. Throws `.invalidArgument` for an empty client id, or
+    /// one with a line break (a client id is a GUID or a URI; the group's records of a client's
+    /// sign-in state are named by the client id and a line break).
     public init(clientId: String, group: CacheGroup) throws {
         guard !clientId.isEmpty else { throw TokenCacheError(.invalidArgument, "a TokenCache needs a non-empty client id") }
+        guard !clientId.contains(where: \.isNewline) else {
+            throw TokenCacheError(.invalidArgument, "a client id has no line break: pass the application (client) id")
+        }
         self.clientId = clientId
         self.group = group
         self.client = clientId.lowercased()

@@ -108,6 +108,16 @@ import Testing
         #expect(state == (try group.index().clientStates[client]))
     }
 
+    /// A sign-in record is named by the client and the account on two lines: a client id that
+    /// could end the first line early is refused where a cache is made.
+    @Test func aClientIdThatIsEmptyOrHasALineBreakIsRefused() throws {
+        let group = try Fixtures.group()
+        for clientId in ["", "a\nb", "\(Fixtures.clientA)\r\n"] {
+            #expect(throws: TokenCacheError.self) { _ = try TokenCache(clientId: clientId, group: group) }
+        }
+        #expect(try TokenCache(clientId: Fixtures.clientA, group: group).clientId == Fixtures.clientA)
+    }
+
     @Test func aDamagedSignInRecordIsATypedError() throws {
         let unnamed = Record(id: RecordID(kind: .signInState, name: "no line break"), payload: [RecordCodec.formatVersion, 1])
         let unknown = RecordCodec.record(signIn: .signedIn, client: "c", account: "a")
