@@ -216,10 +216,16 @@ final class RecordSealer: Sendable {
     ) throws {
         var offset = 0
         for _ in 0..<count {
-            guard plaintext.count - offset >= batchRecordOverhead,
-                let operation = Operation(rawValue: plaintext[offset]),
-                let kind = RecordKind(rawValue: plaintext[offset + 1])
+            guard plaintext.count - offset >= batchRecordOverhead, let operation = Operation(rawValue: plaintext[offset])
             else { throw damaged("a sealed batch holds a malformed record") }
+            // The batch authenticated, so a kind this version does not know was written so: by a
+            // newer version that keeps something in a record of a new kind.
+            guard let kind = RecordKind(rawValue: plaintext[offset + 1]) else {
+                throw TokenCacheError(
+                    .unsupportedFormat,
+                    "the group holds a kind of record this version does not know (written by a newer SecureTokenCache): "
+                        + "upgrade SecureTokenCache to read it")
+            }
             let nameCount = Int(UInt32(littleEndian: plaintext.loadUnaligned(fromByteOffset: offset + 2, as: UInt32.self)))
             offset += 6
             // The payload length follows the name: 4 more bytes.
