@@ -503,7 +503,7 @@ public final class CacheGroup: Sendable {
     private func writeInMemory<Result>(_ body: (inout IndexTransaction) throws -> Result, into result: inout Result?) throws {
         while true {
             let start = current.withLock { $0 }
-            var transaction = IndexTransaction(start.index)
+            var transaction = IndexTransaction(start.index, signInStatePerAccount: partial != nil)
             result = try body(&transaction)
             let changes = transaction.recordChanges
             guard !changes.isEmpty else { return }
@@ -603,7 +603,7 @@ public final class CacheGroup: Sendable {
                     var index = start.index
                     try RecordCodec.apply(storeTransaction.update, to: &index)
                     caughtUp = Snapshot(index: index, cursor: storeTransaction.update.cursor)
-                    var transaction = IndexTransaction(index)
+                    var transaction = IndexTransaction(index, signInStatePerAccount: partial != nil)
                     if storeTransaction.compacting {
                         // Rule 7: expired access tokens go at compaction, not on reads.
                         for id in index.expiredAccessTokens(now: clock()) { transaction.delete(id) }

@@ -3,11 +3,13 @@ import HashTreeCollections
 /// Per-client sign-in state kept in a group (the Apple SDK's account metadata): which accounts
 /// the client signed into or out of, and its current and previous account.
 ///
-/// A web app signs a great many users in through one client, so the state is stored a record per
-/// account (``RecordKind/signInState``) and one for the client's current and previous account
-/// (``RecordKind/clientState``): a sign-in writes what it changed, not every account the client
-/// ever signed into. The sets are persistent, so a writer's copy shares them with the snapshot
-/// readers hold instead of copying every account.
+/// A desktop app's few accounts are listed in the client's record (``RecordKind/clientState``),
+/// which every version reads. A web app signs a great many users in through one client: past
+/// ``IndexTransaction/listingLimit`` accounts (and always in a group each instance holds only part
+/// of), each account has a record of its own (``RecordKind/signInState``) and the client's record
+/// keeps its current and previous account, so that a sign-in writes what it changed, not every
+/// account the client ever signed into. The sets are persistent, so a writer's copy shares them
+/// with the snapshot readers hold instead of copying every account.
 struct ClientState: Sendable, Hashable {
     /// Home account ids (lower-cased) the client signed in with.
     var signedIn: TreeSet<String> = []
@@ -17,8 +19,8 @@ struct ClientState: Sendable, Hashable {
     var current: String?
     /// The account that was current before ``current``.
     var previous: String?
-    /// Whether the sets were read from a client record that lists them (one written before the
-    /// state was kept per account): the next write of the state writes every account's record.
+    /// Whether the state is stored as the client's record listing every account, rather than a
+    /// record per account (see the type's rule).
     var listedInClientRecord = false
 
     var isEmpty: Bool { signedIn.isEmpty && signedOut.isEmpty && current == nil && previous == nil }
@@ -77,8 +79,8 @@ struct ClientState: Sendable, Hashable {
         signedIn.symmetricDifference(other.signedIn).union(signedOut.symmetricDifference(other.signedOut))
     }
 
-    /// The whole state as one JSON object, every account listed: the form the shared MSAL
-    /// document's extras section keeps.
+    /// The whole state as one JSON object, every account listed: the client's record while it
+    /// lists them, and the form the shared MSAL document's extras section keeps.
     var json: JSONValue {
         var object = JSONObject()
         object["signed_in"] = .array(signedIn.sorted().map(JSONValue.string))
@@ -98,8 +100,8 @@ struct ClientState: Sendable, Hashable {
 
     init() {}
 
-    /// The state a client record holds: its current and previous account, and, in a record
-    /// written before the state was kept per account, the accounts signed in and out.
+    /// The state a client record holds: its current and previous account, and, in a record that
+    /// lists them, the accounts signed in and out.
     init(json: JSONValue) throws {
         guard case .object(let object) = json else {
             throw TokenCacheError(.storeCorrupted, "a client state record is not a JSON object")

@@ -107,17 +107,35 @@ struct Index: Sendable {
         state.clientStates[client] = clientState.isEmpty ? nil : clientState
     }
 
-    /// Sets a client's current and previous account, leaving where its accounts stand.
+    /// Sets a client's current and previous account, leaving where its accounts stand (stored a
+    /// record per account from now on).
     mutating func setClientHead(of client: String, current: String?, previous: String?) {
         changeClientState(client) {
             $0.current = current
             $0.previous = previous
+            $0.listedInClientRecord = false
         }
     }
 
-    /// Sets where `account` stands with `client` (`nil`: neither signed in nor out).
+    /// Sets where `account` stands with `client` (`nil`: neither signed in nor out), from the
+    /// account's own record.
     mutating func setStanding(_ standing: SignInStanding?, of account: String, for client: String) {
-        changeClientState(client) { $0.setStanding(standing, of: account) }
+        changeClientState(client) {
+            $0.setStanding(standing, of: account)
+            $0.listedInClientRecord = false
+        }
+    }
+
+    /// Ends a client's state on the removal of its own record: the whole state when that record
+    /// listed it, else its current and previous account (the accounts' own records go one by one;
+    /// in a group held in part, others may stand that this index does not hold).
+    mutating func removeClientState(of client: String) {
+        guard let clientState = state.clientStates[client] else { return }
+        if clientState.listedInClientRecord {
+            state.clientStates[client] = nil
+        } else {
+            setClientHead(of: client, current: nil, previous: nil)
+        }
     }
 
     /// Forgets where `accounts` stand with every client, in memory only (their records stay):

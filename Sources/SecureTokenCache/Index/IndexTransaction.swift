@@ -8,11 +8,23 @@ struct IndexTransaction {
     private(set) var index: Index
     private(set) var changes: [RecordChange] = []
     private let sectionsBefore: [String]
+    /// Whether a client's sign-in state is stored a record per account whatever its size: in a
+    /// group whose instances each hold only part of it (``PartialStore``), where no instance
+    /// knows every account a client signed into.
+    private let signInStatePerAccount: Bool
 
-    init(_ index: Index) {
+    /// A write on `index`; `signInStatePerAccount`: see ``signInStatePerAccount``.
+    init(_ index: Index, signInStatePerAccount: Bool = false) {
         self.index = index
         self.sectionsBefore = index.sections
+        self.signInStatePerAccount = signInStatePerAccount
     }
+
+    /// A client with at most this many accounts signed in or out keeps them listed in its own
+    /// record, as every version reads it (a desktop app's few accounts, shared with apps built
+    /// on older versions); past it, a record per account, so that a sign-in writes what it
+    /// changed (a web app's users).
+    static let listingLimit = 64
 
     /// Files `entry` under `key` (msal-python's key when `nil`). An entry already filed under
     /// that key keeps its position in the document; one equal to `entry` stays as it is, and
@@ -103,19 +115,35 @@ struct IndexTransaction {
         changes.append(.delete(RecordCodec.recordID(id)))
     }
 
-    /// Changes a client's sign-in state, and records what changed: a record for each account
-    /// whose standing changed, and the client's own record when its current or previous
-    /// account did. A state read from a record that listed every account (written before they
-    /// had records of their own) is written whole once, as records per account.
+    /// Changes a client's sign-in state, and records what changed. A state of up to
+    /// ``listingLimit`` accounts is one record, the client's, listing them; a larger one (or any,
+    /// with ``signInStatePerAccount``) is a record for each account, written when its standing
+    /// changes, and the client's record of its current and previous account. A state that
+    /// crosses the limit is written whole once in its new form.
     mutating func updateClientState(_ client: String, _ body: (inout ClientState) -> Void) {
         var state = index.clientStates[client] ?? ClientState()
         let before = state
         body(&state)
-        let rewrite = before.listedInClientRecord
         guard state != before else { return }
-        state.listedInClientRecord = false
+        let listedBefore = before.isEmpty || before.listedInClientRecord
+        let listedAfter = !signInStatePerAccount && state.signedIn.count + state.signedOut.count <= Self.listingLimit
+        state.listedInClientRecord = listedAfter
         index.setClientState(state, for: client)
-        let accounts = rewrite ? state.signedIn.union(state.signedOut) : state.accountsChanged(since: before)
+        if !listedBefore, listedAfter || state.isEmpty {
+            // Their records go one by one, before the record that lists what is left.
+            for account in before.signedIn.union(before.signedOut).sorted() {
+                changes.append(.delete(RecordCodec.signInRecordID(client: client, account: account)))
+            }
+        }
+        if state.isEmpty {
+            changes.append(.delete(RecordID(kind: .clientState, name: client)))
+            return
+        }
+        if listedAfter {
+            changes.append(.put(RecordCodec.record(listing: state, client: client)))
+            return
+        }
+        let accounts = listedBefore ? state.signedIn.union(state.signedOut) : state.accountsChanged(since: before)
         for account in accounts.sorted() {
             if let standing = state.standing(of: account) {
                 changes.append(.put(RecordCodec.record(signIn: standing, client: client, account: account)))
@@ -123,10 +151,9 @@ struct IndexTransaction {
                 changes.append(.delete(RecordCodec.signInRecordID(client: client, account: account)))
             }
         }
-        guard rewrite || state.current != before.current || state.previous != before.previous else { return }
-        if state.current == nil, state.previous == nil {
-            changes.append(.delete(RecordID(kind: .clientState, name: client)))
-        } else {
+        // Never removed while the client has accounts: readers take its removal for the end of
+        // the whole state.
+        if listedBefore || state.current != before.current || state.previous != before.previous {
             changes.append(.put(RecordCodec.record(clientState: state, client: client)))
         }
     }

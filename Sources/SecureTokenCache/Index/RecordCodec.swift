@@ -39,11 +39,19 @@ enum RecordCodec {
         Record(id: recordID(stored.id), payload: EntryPayload.encode(stored))
     }
 
-    /// The client's own record: its current and previous account (the accounts it signed into
-    /// and out of are records of their own, ``record(signIn:client:account:)``).
+    /// The client's own record when its accounts have records of their own
+    /// (``record(signIn:client:account:)``): its current and previous account.
     static func record(clientState: ClientState, client: String) -> Record {
         var payload: [UInt8] = [formatVersion]
         JSONWriter.write(clientState.headJSON, style: .compact, into: &payload)
+        return Record(id: RecordID(kind: .clientState, name: client), payload: payload)
+    }
+
+    /// The client's own record listing every account it signed into and out of, and its current
+    /// and previous account: the whole state, as every version reads it.
+    static func record(listing clientState: ClientState, client: String) -> Record {
+        var payload: [UInt8] = [formatVersion]
+        JSONWriter.write(clientState.json, style: .compact, into: &payload)
         return Record(id: RecordID(kind: .clientState, name: client), payload: payload)
     }
 
@@ -99,6 +107,8 @@ enum RecordCodec {
         case insert(StoredEntry)
         case remove(EntryID)
         case clientState(String, ClientState)
+        /// The client's own record removed: the end of its whole state.
+        case clientStateRemoved(String)
         /// Where an account stands with a client (`nil`: neither signed in nor out).
         case signIn(client: String, account: String, SignInStanding?)
         case sections([String])
@@ -118,7 +128,7 @@ enum RecordCodec {
         case .delete(let id):
             if let kind = credentialKind(id.kind) { return .remove(EntryID(kind: kind, keyText: id.nameText)) }
             switch id.kind {
-            case .clientState: return .clientState(id.name, ClientState())
+            case .clientState: return .clientStateRemoved(id.name)
             case .signInState:
                 let (client, account) = try signInNames(id.name)
                 return .signIn(client: client, account: account, nil)
@@ -182,13 +192,17 @@ enum RecordCodec {
         case .insert(let stored): index.insert(stored)
         case .remove(let id): index.remove(id)
         case .clientState(let client, let state):
-            // A record that lists the accounts (written before they had records of their own)
-            // is the whole state; one that does not is the current and previous account only.
+            // A record that lists the accounts is the whole state; one that does not is the
+            // current and previous account only.
             if state.listedInClientRecord {
                 index.setClientState(state, for: client)
             } else {
                 index.setClientHead(of: client, current: state.current, previous: state.previous)
             }
+        case .clientStateRemoved(let client):
+            // Written only when the writer's state became empty; in a group held in part, the
+            // standings of users another instance does not hold are not its to end.
+            index.removeClientState(of: client)
         case .signIn(let client, let account, let standing): index.setStanding(standing, of: account, for: client)
         case .sections(let names): index.setSections(names)
         case .unknownSection(let name, let value): index.setUnknownSection(name, value)

@@ -10,8 +10,8 @@ enum RecordKind: UInt8, Sendable, Hashable, CaseIterable {
     case layout = 6
     /// A top-level MSAL JSON section this engine does not know, kept verbatim.
     case unknownSection = 7
-    /// Per-client sign-in state: the current and previous account (and, in a record written
-    /// before ``signInState`` existed, every account signed in and out).
+    /// Per-client sign-in state: the current and previous account, and, while the client has
+    /// few accounts, every account signed in and out (else each has a ``signInState`` record).
     case clientState = 8
     /// A tenant named by domain in a request (`contoso.onmicrosoft.com`) and the tenant id
     /// (`tid`) its tokens were stored under.

@@ -43,11 +43,16 @@ import Testing
         #expect(try group.index().clientStates[Fixtures.clientA]?.signedIn.count == 301)
     }
 
-    @Test func anotherGroupReadsTheSameStateFromTheRecords() throws {
+    /// Below the listing limit (one record) and past it (a record per account).
+    @Test(arguments: [4, IndexTransaction.listingLimit + 30])
+    func anotherGroupReadsTheSameStateFromTheRecords(users: Int) throws {
         let group = try Fixtures.group()
         let cache = try TokenCache(clientId: Fixtures.clientA, group: group)
         let other = try TokenCache(clientId: Fixtures.clientB, group: group)
-        for number in 0..<4 {
+        // A group that follows every commit as it comes (another process's view).
+        let follower = try CacheGroup(name: "test", store: group.store, clock: group.clock)
+        _ = try follower.index()
+        for number in 0..<users {
             try cache.store(try Fixtures.response(uid: user(number)), for: try Fixtures.request())
         }
         try other.store(try Fixtures.response(uid: user(0)), for: try Fixtures.request(client: Fixtures.clientB))
@@ -62,20 +67,27 @@ import Testing
         let fresh = try CacheGroup(name: "test", store: group.store, clock: group.clock)
         let written = try group.index().clientStates
         #expect(try fresh.index().clientStates == written)
+        #expect(try follower.index().clientStates == written)
         let state = try #require(written[Fixtures.clientA])
-        #expect(state.signedIn.count == 1 && state.signedOut.count == 2)
-        #expect(state.current == nil && state.previous != nil)
+        #expect(state.signedIn.count == users - 3 && state.signedOut.count == 2)
+        #expect(state.listedInClientRecord == (users <= IndexTransaction.listingLimit))
+        // Signing out of the current account (the last signed in, when it is user 3) leaves none.
+        #expect((state.current == nil) == (users == 4) && state.previous != nil)
         #expect(written[Fixtures.clientB]?.signedIn.count == 1)
         // Clearing a client takes every record of its state with it.
         try group.clear(.client(Fixtures.clientA))
         let cleared = try CacheGroup(name: "test", store: group.store, clock: group.clock)
         #expect(try cleared.index().clientStates[Fixtures.clientA] == nil)
         #expect(try cleared.index().clientStates == group.index().clientStates)
+        #expect(try follower.index().clientStates == group.index().clientStates)
         let (records, _) = try group.store.load()
         #expect(!records.contains { $0.id.kind == .signInState && $0.id.name.hasPrefix(Fixtures.clientA + "\n") })
     }
 
-    @Test func aClientRecordThatListsEveryAccountIsWrittenAsRecordsPerAccountOnItsNextChange() throws {
+    /// A client record listing every account, as every version writes and reads it, stays one
+    /// while the client has few accounts; past the listing limit its accounts are written as
+    /// records of their own, and below it again as one record.
+    @Test func aStateIsOneListingRecordUpToTheLimitAndARecordPerAccountPastIt() throws {
         let store = MemoryStore(name: "test")
         let client = Fixtures.clientA
         var listing = JSONObject()
@@ -92,20 +104,39 @@ import Testing
         let read = try #require(try group.index().clientStates[client])
         #expect(Set(read.signedIn) == ["a.t", "b.t"] && Set(read.signedOut) == ["c.t"])
 
-        try group.write { $0.updateClientState(client) { $0.signIn("d.t") } }
-        let (records, _) = try store.load()
-        let accounts = Set(records.filter { $0.id.kind == .signInState }.map { try! RecordCodec.signInNames($0.id.name).account })
-        #expect(accounts == ["a.t", "b.t", "c.t", "d.t"])
-        let clientRecord = try #require(records.first { $0.id.kind == .clientState })
-        guard case .clientState(_, let head) = try RecordCodec.decode(clientRecord) else {
-            Issue.record("the client record decodes to something else")
-            return
+        /// The client's records: whether its own lists the accounts, and the accounts with a record.
+        func stored() throws -> (listing: Bool, accounts: Set<String>) {
+            let (records, _) = try store.load()
+            let own = try #require(records.first { $0.id.kind == .clientState })
+            guard case .clientState(_, let state) = try RecordCodec.decode(own) else {
+                throw TokenCacheError(.storeCorrupted, "the client's record decodes to something else")
+            }
+            let accounts = try records.filter { $0.id.kind == .signInState }.map {
+                try RecordCodec.signInNames($0.id.name).account
+            }
+            return (state.listedInClientRecord, Set(accounts))
         }
-        #expect(!head.listedInClientRecord && head.current == "d.t" && head.previous == "a.t")
-        let fresh = try CacheGroup(name: "test", store: store, clock: { 1_700_000_000 })
-        let state = try #require(try fresh.index().clientStates[client])
-        #expect(Set(state.signedIn) == ["a.t", "b.t", "d.t"] && Set(state.signedOut) == ["c.t"])
-        #expect(state == (try group.index().clientStates[client]))
+        func expectReadAlike() throws {
+            let fresh = try CacheGroup(name: "test", store: store, clock: { 1_700_000_000 })
+            #expect(try fresh.index().clientStates[client] == group.index().clientStates[client])
+        }
+
+        try group.write { $0.updateClientState(client) { $0.signIn("d.t") } }
+        #expect(try stored() == (true, []))
+        try expectReadAlike()
+
+        let many = (0..<IndexTransaction.listingLimit).map { "user-\($0).t" }
+        for account in many { try group.write { $0.updateClientState(client) { $0.signIn(account) } } }
+        let past = try stored()
+        #expect(!past.listing && past.accounts == Set(many + ["a.t", "b.t", "c.t", "d.t"]))
+        try expectReadAlike()
+        let state = try #require(try group.index().clientStates[client])
+        #expect(state.current == many.last && state.previous == many.dropLast().last && state.signedOut == ["c.t"])
+
+        for account in many.prefix(10) { try group.write { $0.updateClientState(client) { $0.forget(account) } } }
+        #expect(try stored() == (true, []))
+        try expectReadAlike()
+        #expect(try group.index().clientStates[client]?.signedIn.count == IndexTransaction.listingLimit - 10 + 3)
     }
 
     /// A sign-in record is named by the client and the account on two lines: a client id that

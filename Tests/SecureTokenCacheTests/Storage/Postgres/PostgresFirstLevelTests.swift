@@ -201,20 +201,23 @@
             let whole = try CacheGroup.open(
                 name, database: Support.socketDatabase(), configuration: Self.configuration(memoryLimit: nil))
             let writer = try TokenCache(clientId: Fixtures.clientA, group: whole)
-            for user in 0..<60 {
+            // More users than a client's record lists, so that the writer, which holds the whole
+            // group, writes a record per account too.
+            let users = IndexTransaction.listingLimit + 36
+            for user in 0..<users {
                 try writer.store(
                     Fixtures.response(uid: Self.uid(user), username: "user\(user)@contoso.com", accessToken: "at-\(user)"),
                     for: Fixtures.request())
             }
             try writer.signOut(Self.account(1))
-            let perUser = try whole.index().entries.values.reduce(0) { $0 + CacheBound.cost($1) } / 60
+            let perUser = try whole.index().entries.values.reduce(0) { $0 + CacheBound.cost($1) } / users
             let group = try CacheGroup.open(
                 name, database: Support.tcpDatabase(), configuration: Self.configuration(memoryLimit: perUser * 20))
             let reader = try TokenCache(clientId: Fixtures.clientA, group: group)
             let home = { (user: Int) in Self.account(user).homeAccountId.normalised }
             let state = { try group.index().clientStates[Fixtures.clientA] }
             #expect(try state()?.signedIn.isEmpty != false && state()?.signedOut.isEmpty != false)
-            #expect(try state()?.current == home(59) && state()?.previous == home(58))
+            #expect(try state()?.current == home(users - 1) && state()?.previous == home(users - 2))
 
             #expect(try reader.accessToken(for: ["User.Read"], account: Self.account(0))?.token.secret == "at-0")
             #expect(try state()?.standing(of: home(0)) == .signedIn)
@@ -223,12 +226,12 @@
             #expect(try state()?.signedIn.count == 1, "only the users held")
 
             // Past the limit the first users are dropped, and their standing with them.
-            for user in 2..<60 { _ = try reader.accessToken(for: ["User.Read"], account: Self.account(user)) }
+            for user in 2..<users { _ = try reader.accessToken(for: ["User.Read"], account: Self.account(user)) }
             let held = Set(try group.index().accountsByHome.keys.map(\.value))
             try #require(!held.contains(home(0)), "user 0 was not dropped")
             #expect(try state()?.standing(of: home(0)) == nil)
             let standing = try #require(try state())
-            #expect(Set(standing.signedIn) == held.intersection(Set((2..<60).map(home))))
+            #expect(Set(standing.signedIn) == held.intersection(Set((2..<users).map(home))))
             // Read again with the user.
             _ = try reader.accessToken(for: ["User.Read"], account: Self.account(0))
             #expect(try state()?.standing(of: home(0)) == .signedIn)
