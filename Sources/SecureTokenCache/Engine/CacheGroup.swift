@@ -402,8 +402,8 @@ public final class CacheGroup: Sendable {
     private static func partitionKeys(putBy transaction: IndexTransaction) -> Set<String> {
         var keys: Set<String> = []
         for case .put(let record) in transaction.changes {
-            if record.id.kind == .signInState, let (_, account) = try? RecordCodec.signInNames(record.id.name) {
-                keys.insert(CachePartition.user(HomeAccountId(account)).storageKey)
+            if let partition = RecordCodec.signInPartition(of: record.id) {
+                keys.insert(partition)
                 continue
             }
             guard let kind = RecordCodec.credentialKind(record.id.kind),

@@ -67,6 +67,13 @@ enum RecordCodec {
         RecordID(kind: .signInState, name: client + "\n" + account)
     }
 
+    /// The partition (``CachePartition/storageKey``) a sign-in record belongs to: its user's.
+    /// `nil` for a record of another kind, or a damaged name.
+    static func signInPartition(of id: RecordID) -> String? {
+        guard id.kind == .signInState, let (_, account) = try? signInNames(id.name) else { return nil }
+        return CachePartition.user(HomeAccountId(account)).storageKey
+    }
+
     /// The client and the account a ``RecordKind/signInState`` record is named by.
     static func signInNames(_ name: String) throws -> (client: String, account: String) {
         guard let newline = name.firstIndex(of: "\n") else {

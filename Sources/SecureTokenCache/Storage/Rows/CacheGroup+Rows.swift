@@ -50,9 +50,7 @@ extension CacheGroup {
     /// sign-in state (its user's: loaded and dropped with the user's tokens), and the expiry of an
     /// access token.
     static let rowTraits: @Sendable (Record) -> (partition: String?, expiresAt: Int64?) = { record in
-        if record.id.kind == .signInState, let (_, account) = try? RecordCodec.signInNames(record.id.name) {
-            return (CachePartition.user(HomeAccountId(account)).storageKey, nil)
-        }
+        if let partition = RecordCodec.signInPartition(of: record.id) { return (partition, nil) }
         guard RecordCodec.credentialKind(record.id.kind) != nil,
             case .insert(let stored)? = try? RecordCodec.decode(record)
         else { return (nil, nil) }
