@@ -126,7 +126,7 @@ struct IndexTransaction {
         body(&state)
         guard state != before else { return }
         let listedBefore = before.isEmpty || before.listedInClientRecord
-        let listedAfter = !signInStatePerAccount && state.signedIn.count + state.signedOut.count <= Self.listingLimit
+        let listedAfter = !signInStatePerAccount && Self.listsAccounts(state)
         state.listedInClientRecord = listedAfter
         index.setClientState(state, for: client)
         if !listedBefore, listedAfter || state.isEmpty {
@@ -139,12 +139,11 @@ struct IndexTransaction {
             changes.append(.delete(RecordID(kind: .clientState, name: client)))
             return
         }
-        if listedAfter {
-            changes.append(.put(RecordCodec.record(listing: state, client: client)))
+        if listedBefore || listedAfter {
+            for record in Self.records(of: state, client: client, listed: listedAfter) { changes.append(.put(record)) }
             return
         }
-        let accounts = listedBefore ? state.signedIn.union(state.signedOut) : state.accountsChanged(since: before)
-        for account in accounts.sorted() {
+        for account in state.accountsChanged(since: before).sorted() {
             if let standing = state.standing(of: account) {
                 changes.append(.put(RecordCodec.record(signIn: standing, client: client, account: account)))
             } else {
@@ -153,9 +152,30 @@ struct IndexTransaction {
         }
         // Never removed while the client has accounts: readers take its removal for the end of
         // the whole state.
-        if listedBefore || state.current != before.current || state.previous != before.previous {
+        if state.current != before.current || state.previous != before.previous {
             changes.append(.put(RecordCodec.record(clientState: state, client: client)))
         }
+    }
+
+    /// Whether `state` fits in its client's own record: at most ``listingLimit`` accounts.
+    static func listsAccounts(_ state: ClientState) -> Bool {
+        state.signedIn.count + state.signedOut.count <= listingLimit
+    }
+
+    /// Every record that holds `state` whole: the client's record listing its accounts
+    /// (`listed`), or a record for each account and, last, the client's record of its current and
+    /// previous account. What a commit that writes the state in its form for the first time puts,
+    /// and what a reader of a state written elsewhere in one piece (a shared document's) files.
+    static func records(of state: ClientState, client: String, listed: Bool) -> [Record] {
+        if listed { return [RecordCodec.record(listing: state, client: client)] }
+        var records: [Record] = []
+        records.reserveCapacity(state.signedIn.count + state.signedOut.count + 1)
+        for account in state.signedIn.union(state.signedOut).sorted() {
+            guard let standing = state.standing(of: account) else { continue }
+            records.append(RecordCodec.record(signIn: standing, client: client, account: account))
+        }
+        records.append(RecordCodec.record(clientState: state, client: client))
+        return records
     }
 
     mutating func setUnknownSection(_ name: String, _ value: JSONValue) {

@@ -328,24 +328,14 @@ struct SharedDocumentRecords {
         var records: [RecordID: Record] = [:]
         if case .object(let states)? = parts["ClientState"] {
             // The section lists every account of a client in one object; the records are those
-            // the engine writes for such a state (IndexTransaction.updateClientState): the
-            // client's listing them, or, past the listing limit, its current and previous
-            // account and one per account.
+            // the engine writes for such a state.
             for (client, value) in states {
                 guard case .object = value else {
                     throw TokenCacheError(.malformedCache, "the \(SharedCacheStore.extrasSection) section is damaged")
                 }
                 let state = try ClientState(json: value)
-                if state.signedIn.count + state.signedOut.count <= IndexTransaction.listingLimit {
-                    let record = RecordCodec.record(listing: state, client: client)
-                    records[record.id] = record
-                    continue
-                }
-                let head = RecordCodec.record(clientState: state, client: client)
-                records[head.id] = head
-                for account in state.signedIn.union(state.signedOut) {
-                    guard let standing = state.standing(of: account) else { continue }
-                    let record = RecordCodec.record(signIn: standing, client: client, account: account)
+                let listed = IndexTransaction.listsAccounts(state)
+                for record in IndexTransaction.records(of: state, client: client, listed: listed) {
                     records[record.id] = record
                 }
             }
