@@ -656,6 +656,8 @@ def main():
     parser.add_argument("--ext-sizes", default="10,1000")
     parser.add_argument("--app-sizes", default="10,10000,200000", help="app tokens in one tenant")
     parser.add_argument("--obo-users", default="10,100000", help="callers with an OBO token in a web API's cache")
+    parser.add_argument("--sign-in-users", default="10,100000",
+                        help="users signed into a web app's memory group before its sign-ins are timed")
     parser.add_argument("--bounded", default="", help="ASSERTIONS:LIMIT_MB: PeerCompare bounded-obo (slow; off when empty)")
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--keyring", action="store_true", help="also LibsecretPersistence (needs a session bus)")
@@ -678,6 +680,9 @@ def main():
     server = {}
     for users in obo_users:
         server.update(engine_only(args.tool, ["obo-hit", str(users), str(args.repeats)]))
+    sign_in_users = [int(s) for s in args.sign_in_users.split(",") if s]
+    for users in sign_in_users:
+        server.update(engine_only(args.tool, ["sign-in", str(users), str(args.repeats)]))
     bounded = [int(s) for s in args.bounded.split(":")] if args.bounded else None
     if bounded:
         server.update(engine_only(args.tool, ["bounded-obo", str(bounded[0]), str(bounded[1])]))
@@ -855,6 +860,14 @@ def main():
                                 "memory.oboAcquireHitParsing")):
                 value = server.get("%s.%d" % (key, users))
                 footer.append("| %s [%d callers] | %s.%d | %s |" % (label, users, key, users, fmt_ns(value["ns"]) if value else "n/a"))
+        # msal-python keeps no sign-in state: a sign-in's cost, flat in the number of users who
+        # signed in before, is the engine's own figure.
+        for users in sign_in_users:
+            for label, key in (("sign-in of a user new to the web app: store(_:for:signIn: true)", "memory.signInNew"),
+                               ("sign-in again of a user signed in before", "memory.signInAgain")):
+                value = server.get("%s.%d" % (key, users))
+                footer.append("| %s [%d users signed in] | %s.%d | %s |" % (label, users, key, users,
+                                                                          fmt_ns(value["ns"]) if value else "n/a"))
         if bounded:
             n, limit = bounded
             growth = server.get("bounded.rssPeakGrowth.%d" % n, {}).get("ns")

@@ -389,3 +389,36 @@ func spinFleet(users: Int, keyFile: String, operation: String, count: Int) throw
     default: fatalError("fleet-spin: hit | cold | write")
     }
 }
+
+/// `PeerCompare sign-in USERS [REPEATS]`: a web app's memory group into which USERS users have
+/// signed in (authorization code, `signIn: true`); times the sign-in of a user new to the app and
+/// the sign-in again of one signed in before. msal-python keeps no sign-in state, so there is no
+/// peer figure: the two show that a sign-in costs what a store costs, whatever the number of
+/// users (each sign-in once rewrote a record naming every user).
+func measureSignIn(users: Int, repeats: Int) throws {
+    let cache = try TokenCache(clientId: FleetWorkload.webApp, group: CacheGroup(inMemory: "stc-compare-sign-in"))
+    for number in 0..<users {
+        try cache.store(FleetWorkload.response(number), for: FleetWorkload.request, signIn: true)
+    }
+    let count = 20 * max(1, repeats)
+    var next = users
+    var response = try FleetWorkload.response(0)
+    try calls(
+        "memory.signInNew.\(users)", count: count,
+        setup: {
+            response = try FleetWorkload.response(next); next += 1
+        }
+    ) {
+        consume(try cache.store(response, for: FleetWorkload.request, signIn: true))
+    }
+    var serial = 0
+    try calls(
+        "memory.signInAgain.\(users)", count: count,
+        setup: {
+            serial += 1
+            response = try FleetWorkload.response(serial * 7_919 % users, serial: serial)
+        }
+    ) {
+        consume(try cache.store(response, for: FleetWorkload.request, signIn: true))
+    }
+}

@@ -25,6 +25,9 @@
 //                                         (appToken) and the acquisition (ConfidentialClient)
 //   PeerCompare obo-hit USERS [REPEATS]   times an on-behalf-of hit in a web API's memory group with
 //                                         one caller's token per user (ServerCache.swift)
+//   PeerCompare sign-in USERS [REPEATS]   times a sign-in, of a new user and of a returning one, in a
+//                                         web app's memory group that USERS users signed into
+//                                         (FleetCache.swift)
 //   PeerCompare bounded-obo ASSERTIONS LIMIT-MB
 //                                         stores a token for each of ASSERTIONS callers in a group
 //                                         bounded to LIMIT-MB; records resident memory against it
@@ -329,6 +332,9 @@ case "app-hit" where arguments.count >= 7:
     printJSON()
 case "obo-hit" where arguments.count >= 3:
     try await measureOnBehalfOfHit(users: Int(arguments[2])!, repeats: arguments.count > 3 ? Int(arguments[3])! : 7)
+    printJSON()
+case "sign-in" where arguments.count >= 3:
+    try measureSignIn(users: Int(arguments[2])!, repeats: arguments.count > 3 ? Int(arguments[3])! : 7)
     printJSON()
 case "bounded-obo" where arguments.count == 4:
     try measureBoundedOnBehalfOf(assertions: Int(arguments[2])!, limitMB: Int(arguments[3])!)
