@@ -65,7 +65,8 @@ public final class CacheGroup: Sendable {
     /// The group's name.
     public let name: String
     let store: any CacheStore
-    let clock: @Sendable () -> Int64
+    /// The clock a test gave; `nil`: the system's (``clock()``).
+    private let injectedClock: (@Sendable () -> Int64)?
     /// Where the group and its caches say what an operator needs to know (never a token, a
     /// secret or a user name).
     let logger: Logger
@@ -120,7 +121,7 @@ public final class CacheGroup: Sendable {
     /// an open's cost. A group with a memory limit, over a store that keeps part of it, or that
     /// serves through a database outage always files at once.
     init(
-        name: String, store: any CacheStore, clock: @escaping @Sendable () -> Int64 = CacheGroup.systemClock,
+        name: String, store: any CacheStore, clock: (@Sendable () -> Int64)? = nil,
         reason: String? = nil, logger: Logger = .discarding, memoryLimit: Int? = nil,
         whenDatabaseUnavailable: CacheConfiguration.DatabaseOutagePolicy = .fail, filesOnFirstUse: Bool = false
     ) throws {
@@ -131,7 +132,7 @@ public final class CacheGroup: Sendable {
         metrics = CacheMetrics(group: name)
         self.store = store
         partial = (store as? any PartialStore).flatMap { $0.keepsPart ? $0 : nil }
-        self.clock = clock
+        injectedClock = clock
         self.reason = reason
         let (records, cursor) = try store.load()
         if filesOnFirstUse, partial == nil, bound == nil, whenDatabaseUnavailable == .fail {
@@ -166,16 +167,28 @@ public final class CacheGroup: Sendable {
         }
     }
 
+    /// Seconds since the Unix epoch, by the group's clock: the system's unless a test gave one.
+    ///
+    /// The system's is read directly, not kept as a closure: calling a stored closure retains
+    /// and releases its context, two atomic operations on every lookup.
+    func clock() -> Int64 {
+        if let injectedClock { return injectedClock() }
+        return Self.systemTime()
+    }
+
     /// Seconds since the Unix epoch, from the system clock.
     ///
     /// The coarse clock: expiry is judged in whole seconds with a margin of minutes, and the
     /// coarse clock is a read of a word the kernel keeps, where the precise one reads the
     /// hardware clock on every lookup.
-    static let systemClock: @Sendable () -> Int64 = {
+    static func systemTime() -> Int64 {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME_COARSE, &now)
         return Int64(now.tv_sec)
     }
+
+    /// ``systemTime()`` as a closure, for what takes a clock.
+    static let systemClock: @Sendable () -> Int64 = { systemTime() }
 
     /// Where the group lives, what protects it, and why that store was chosen.
     public var storeDescription: StoreDescription {

@@ -98,8 +98,11 @@ public final class TokenCache: Sendable {
         let generation = group.generation
         let now = group.clock()
         let drops = group.drops.load(ordering: .relaxed)
+        // The bound's use clock is read here, not inside the lock: passing the bound in would
+        // hold a reference to it (a retain and a release) across the answer's lookup.
+        let tick = group.bound?.nextTick()
         let remembered = answers.withLock {
-            $0.answer(at: generation, drops: drops, scopes, account, authority, tokenType, noting: group.bound)
+            $0.answer(at: generation, drops: drops, scopes, account, authority, tokenType, noting: tick)
         }
         if let (token, noted) = remembered, !token.isExpired(at: now) {
             if !noted { noteUse(of: token) }
@@ -223,27 +226,38 @@ public final class TokenCache: Sendable {
         private static func slot(ofHash homeHash: Int) -> Int { 2 * (homeHash & (sets - 1)) }
 
         /// The remembered token that answers the question on a group at `generation` that has
-        /// dropped partitions `drops` times, noted as used in `bound`; with whether it was
-        /// noted (a token the bound has not counted yet is not).
+        /// dropped partitions `drops` times, noted as used at `tick` of the bound's use clock; with
+        /// whether it was noted (a token the bound has not counted yet is not).
         mutating func answer(
             at generation: UInt64, drops: UInt64, _ scopes: Scopes, _ account: Account, _ authority: Authority?,
-            _ tokenType: String, noting bound: CacheBound?
+            _ tokenType: String, noting tick: UInt64?
         ) -> (AccessToken, noted: Bool)? {
             // Read in place, and the use noted here: copying an answer out would cost a retain
             // and a release each.
             let identity = ObjectIdentifier(account.storage)
             let homeHash = account.homeAccountId.key.prehash
             if last?.answers(generation, scopes, identity, homeHash, account, authority, tokenType) == true {
-                return (last.unsafelyUnwrapped.token, noted: Self.note(last.unsafelyUnwrapped.use, in: bound))
+                return (last.unsafelyUnwrapped.token, noted: Self.note(last.unsafelyUnwrapped.use, at: tick))
             }
             guard !filled.isEmpty, state == (generation, drops) else { return nil }
             let first = Self.slot(ofHash: homeHash)
-            for slot in first...first + 1
-            where slots[slot]?.answers(generation, scopes, identity, homeHash, account, authority, tokenType) == true {
-                if slot != first { slots.swapAt(first, slot) }
-                return (slots[first].unsafelyUnwrapped.token, noted: Self.note(slots[first].unsafelyUnwrapped.use, in: bound))
+            // Each candidate is read as an unmanaged reference and borrowed for the comparison:
+            // read as an element, it would be a retained copy, a retain and a release on an
+            // object no other lookup touched lately. The table holds it throughout.
+            let found = slots.withUnsafeBytes { slots -> Int? in
+                for slot in first...first + 1 {
+                    let offset = slot * MemoryLayout<Answer?>.stride
+                    guard let candidate = slots.load(fromByteOffset: offset, as: Unmanaged<Answer>?.self) else { continue }
+                    let answers = candidate._withUnsafeGuaranteedRef {
+                        $0.answers(generation, scopes, identity, homeHash, account, authority, tokenType)
+                    }
+                    if answers { return slot }
+                }
+                return nil
             }
-            return nil
+            guard let found else { return nil }
+            if found != first { slots.swapAt(first, found) }
+            return (slots[first].unsafelyUnwrapped.token, noted: Self.note(slots[first].unsafelyUnwrapped.use, at: tick))
         }
 
         /// The answers remembering one lets go.
@@ -285,14 +299,15 @@ public final class TokenCache: Sendable {
             return letGo
         }
 
-        /// Notes in `bound` that the token of `use` answered again; whether it was noted (a
-        /// token the bound had not counted when it was found is not). A use no longer in the
-        /// bound (its entry gone since) takes a tick that nothing reads.
-        private static func note(_ use: CacheBound.Use?, in bound: CacheBound?) -> Bool {
+        /// Notes that the token of `use` answered again, at `tick` of the bound's use clock
+        /// (`nil`: the group has no bound); whether it was noted (a token the bound had not
+        /// counted when it was found is not). A use no longer in the bound (its entry gone since)
+        /// takes a tick that nothing reads.
+        private static func note(_ use: CacheBound.Use?, at tick: UInt64?) -> Bool {
             // Compared and chained, not bound to names: a name would be a retained copy.
-            guard bound != nil else { return true }
+            guard let tick else { return true }
             guard use != nil else { return false }
-            use?.tick.store(bound?.nextTick() ?? 0, ordering: .relaxed)
+            use?.tick.store(tick, ordering: .relaxed)
             return true
         }
     }

@@ -22,7 +22,7 @@ extension FileStore: StoreBackend {
     /// Sets the emptied folder aside as `.<name>.moved-<time>` (sealed, holding no records).
     static func retire(_ name: String, _ configuration: CacheConfiguration) throws {
         let directory = try GroupDirectory(root: CacheGroup.fileRoot(configuration), name: name)
-        let aside = directory.root + "/." + name + ".moved-" + String(CacheGroup.systemClock())
+        let aside = directory.root + "/." + name + ".moved-" + String(CacheGroup.systemTime())
         try SystemCall.rename(directory.path, aside, "the group was copied and emptied, but setting \(directory.path) aside")
     }
 }
