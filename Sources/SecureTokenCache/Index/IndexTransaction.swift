@@ -140,7 +140,7 @@ struct IndexTransaction {
             return
         }
         if listedBefore || listedAfter {
-            for record in Self.records(of: state, client: client, listed: listedAfter) { changes.append(.put(record)) }
+            for record in RecordCodec.records(whole: state, client: client, listed: listedAfter) { changes.append(.put(record)) }
             return
         }
         for account in state.accountsChanged(since: before).sorted() {
@@ -160,22 +160,6 @@ struct IndexTransaction {
     /// Whether `state` fits in its client's own record: at most ``listingLimit`` accounts.
     static func listsAccounts(_ state: ClientState) -> Bool {
         state.signedIn.count + state.signedOut.count <= listingLimit
-    }
-
-    /// Every record that holds `state` whole: the client's record listing its accounts
-    /// (`listed`), or a record for each account and, last, the client's record of its current and
-    /// previous account. What a commit that writes the state in its form for the first time puts,
-    /// and what a reader of a state written elsewhere in one piece (a shared document's) files.
-    static func records(of state: ClientState, client: String, listed: Bool) -> [Record] {
-        if listed { return [RecordCodec.record(listing: state, client: client)] }
-        var records: [Record] = []
-        records.reserveCapacity(state.signedIn.count + state.signedOut.count + 1)
-        for account in state.signedIn.union(state.signedOut).sorted() {
-            guard let standing = state.standing(of: account) else { continue }
-            records.append(RecordCodec.record(signIn: standing, client: client, account: account))
-        }
-        records.append(RecordCodec.record(clientState: state, client: client))
-        return records
     }
 
     mutating func setUnknownSection(_ name: String, _ value: JSONValue) {

@@ -1,5 +1,6 @@
 import Dispatch
 import Glibc
+import HashTreeCollections
 import Synchronization
 
 /// Turns index contents into store records and back.
@@ -53,6 +54,22 @@ enum RecordCodec {
         var payload: [UInt8] = [formatVersion]
         JSONWriter.write(clientState.json, style: .compact, into: &payload)
         return Record(id: RecordID(kind: .clientState, name: client), payload: payload)
+    }
+
+    /// Every record that holds `clientState` whole: the client's record listing its accounts
+    /// (`listed`), or a record for each account and, last, the client's record of its current and
+    /// previous account. What a commit that writes the state in its form for the first time puts,
+    /// and what a reader of a state written elsewhere in one piece (a shared document's) files.
+    static func records(whole clientState: ClientState, client: String, listed: Bool) -> [Record] {
+        if listed { return [record(listing: clientState, client: client)] }
+        var records: [Record] = []
+        records.reserveCapacity(clientState.signedIn.count + clientState.signedOut.count + 1)
+        for account in clientState.signedIn.union(clientState.signedOut).sorted() {
+            guard let standing = clientState.standing(of: account) else { continue }
+            records.append(record(signIn: standing, client: client, account: account))
+        }
+        records.append(record(clientState: clientState, client: client))
+        return records
     }
 
     /// The record saying where `account` stands with `client`.

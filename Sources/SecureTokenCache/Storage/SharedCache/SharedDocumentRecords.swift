@@ -1,5 +1,3 @@
-import HashTreeCollections
-
 /// What a shared MSAL document holds, as the records the engine files: one per entry, one per
 /// unknown section, the section layout, and what ``SharedCacheStore/extrasSection`` keeps.
 ///
@@ -335,7 +333,7 @@ struct SharedDocumentRecords {
                 }
                 let state = try ClientState(json: value)
                 let listed = IndexTransaction.listsAccounts(state)
-                for record in IndexTransaction.records(of: state, client: client, listed: listed) {
+                for record in RecordCodec.records(whole: state, client: client, listed: listed) {
                     records[record.id] = record
                 }
             }
