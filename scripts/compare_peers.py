@@ -621,6 +621,11 @@ def fleet_table(fleet, results, sizes, bounded):
             n, (ns("postgres.bounded.peakUse.%d" % n) or 0) / 2**20))
         lines.append("| one lookup of a user not in memory, drops included (mean) [%d] | | | %s | | |" % (
             n, fmt_ns(ns("postgres.bounded.lookup.%d" % n))))
+        tail = [(label, ns("postgres.bounded.lookup.%s.%d" % (key, n)))
+                for key, label in (("p50", "p50"), ("p99", "p99"), ("p999", "p99.9"), ("max", "slowest"))]
+        if all(value is not None for _, value in tail):
+            lines.append("| the same lookups once the first level is full (the second half): %s [%d] | | | %s | | |" % (
+                ", ".join(label for label, _ in tail), n, " / ".join(fmt_ns(value) for _, value in tail)))
         lines.append("| filling the database [%d] (%s) | | | %s | | |" % (
             n, fill.get("note", "n/a"), fmt_ns(ns("postgres.fill.%d" % n))))
     return lines + [""]

@@ -316,11 +316,15 @@ func measureLookupRate(cache: TokenCache, users: Int, working: [Account], repeat
 /// `PeerCompare fleet-bounded KEY-FILE USERS LIMIT-MB`: an instance of the fleet that looks up
 /// each of the USERS users of the group `fleet-fill` made once (each a partition load), with a
 /// first level of LIMIT-MB; records the process's resident memory above what it was after
-/// its first lookup (its peak, sampled every 1,000 lookups), what the group counted, and the time
-/// per lookup.
+/// its first lookup (its peak, sampled every 1,000 lookups), what the group counted, the time
+/// per lookup, and the slowest lookups: once the first level is full, a load that takes it past
+/// its limit drops partitions from memory while its request waits.
 func measureBoundedFleet(users: Int, keyFile: String, limitMB: Int) throws {
     let group = try FleetWorkload.open(users: users, keyFile: keyFile, memoryLimit: limitMB << 20)
     let cache = try TokenCache(clientId: FleetWorkload.webApp, group: group)
+    // Allocated and written before the baseline, so that the resident memory measured is the
+    // cache's.
+    var durations = [UInt64](repeating: 0, count: users)
     // What the process holds before the first level holds much: code, connections, the first
     // allocations.
     guard try cache.accessToken(for: FleetWorkload.scopes, account: FleetWorkload.account(0)) != nil else {
@@ -332,7 +336,9 @@ func measureBoundedFleet(users: Int, keyFile: String, limitMB: Int) throws {
     var missing = 0
     let start = now()
     for number in 1..<users {
+        let before = now()
         if try cache.accessToken(for: FleetWorkload.scopes, account: FleetWorkload.account(number)) == nil { missing += 1 }
+        durations[number] = now() - before
         if number % 1_000 == 999 {
             peak = max(peak, residentBytes() - baseline)
             peakUse = max(peakUse, group.memoryUse ?? 0)
@@ -359,6 +365,17 @@ func measureBoundedFleet(users: Int, keyFile: String, limitMB: Int) throws {
                 ns: perLookup, samples: users,
                 note: "ns per lookup of a user not in memory (a partition load), drops from memory included")
         ))
+    // The lookups after the first level filled: the second half.
+    var late = durations[(users / 2)...].sorted()
+    late.removeAll { $0 == 0 }
+    for (name, fraction) in [("p50", 0.5), ("p99", 0.99), ("p999", 0.999), ("max", 1.0)] where !late.isEmpty {
+        let rank = min(late.count - 1, Int((Double(late.count) * fraction).rounded(.up)) - 1)
+        results.append(
+            (
+                "postgres.bounded.lookup.\(name).\(users)",
+                Measurement(ns: Double(late[max(0, rank)]), samples: late.count, note: "the second half's lookups")
+            ))
+    }
 }
 
 /// `PeerCompare fleet-spin KEY-FILE USERS OP N`, for profilers (valgrind --tool=callgrind): an
