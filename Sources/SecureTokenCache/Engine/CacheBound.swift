@@ -10,11 +10,21 @@ import Synchronization
 /// whole partitions (``CachePartition``), least recently used first, until the group is back
 /// under ``targetFraction`` of the limit, so that the next writes do not evict again at once.
 /// What this write stored is never evicted by it.
+///
+/// A group whose store keeps only part of it (``PartialStore``) evicts nothing: it drops
+/// partitions from memory (``plan(sparing:)``), chosen from a ``PartitionLedger`` that every
+/// snapshot it installs keeps up to date.
 final class CacheBound: Sendable {
     /// The most bytes the group's entries may take, as ``cost(payloadBytes:)`` counts them.
     let limit: Int
     /// Where eviction stops, as a fraction of ``limit``.
     static let targetFraction = 0.75
+    /// Where dropping partitions from memory stops, for a group whose store keeps only part of it,
+    /// as a fraction of ``limit``. Nearer the limit than ``targetFraction``: the request whose load
+    /// took the group past its limit waits for the drop, which costs what removing its entries
+    /// from the index costs. Not at it: each drop also lets go of every cache's remembered
+    /// answers (``TokenCache/Answers``).
+    static let dropTargetFraction = 0.9
 
     private struct State {
         /// What the group's entries take, as of ``generation``.
@@ -25,7 +35,11 @@ final class CacheBound: Sendable {
         /// its storage, which every copy of the entry shares. An entry's use goes as soon as the
         /// entry leaves the group (replaced, deleted, evicted or dropped from memory): its storage
         /// is then freed, and a new entry's storage at the same address must not inherit the use.
+        /// In a group that keeps part of its store, each entry's use is its partition's.
         var used: [ObjectIdentifier: Use] = [:]
+        /// What each partition in memory holds, for a group whose store keeps only part of it;
+        /// `nil` for any other group, which accounts its entries as its writes change them.
+        var ledger: PartitionLedger?
     }
 
     /// An entry's last use and cost. A lookup that remembers its answer keeps the entry's use, so
@@ -50,9 +64,11 @@ final class CacheBound: Sendable {
     /// The use clock's next value.
     func nextTick() -> UInt64 { clock.wrappingAdd(1, ordering: .relaxed).newValue }
 
-    /// A bound of `limit` bytes.
-    init(limit: Int) {
+    /// A bound of `limit` bytes; `keepsPart`: for a group whose store keeps only part of it
+    /// (``PartialStore``), which reaches its limit by dropping partitions from memory.
+    init(limit: Int, keepsPart: Bool = false) {
         self.limit = limit
+        if keepsPart { state.withLock { $0.ledger = PartitionLedger() } }
     }
 
     /// What an entry whose record payload has `payloadBytes` bytes is accounted as: the store's
@@ -78,7 +94,9 @@ final class CacheBound: Sendable {
                 use.tick.store(tick, ordering: .relaxed)
                 return use
             }
-            guard case .payload(let payload) = entry.members else { return nil }
+            // The ledger gives every entry in memory its partition's use: one it does not know
+            // was dropped since it answered.
+            guard state.ledger == nil, case .payload(let payload) = entry.members else { return nil }
             let use = Use(tick: tick, bytes: Self.cost(payloadBytes: payload.count))
             state.used[identity] = use
             return use
@@ -228,17 +246,74 @@ final class CacheBound: Sendable {
 
     // MARK: Keeping part of a group in memory
 
-    /// Counts `bytes` more held in memory, for a group whose store keeps only part of it
-    /// (``PartialStore``): its loads and writes only add, and ``plan(unloading:sparing:)`` counts
-    /// everything again once the sum passes the limit.
-    func noteGrowth(_ bytes: Int) {
-        guard bytes > 0 else { return }
-        state.withLock { $0.accounted += bytes }
+    /// Accounts everything `index` holds, in place of what was accounted: for a group that keeps
+    /// part of its store, at its open and when its store has it reload.
+    func account(_ index: Index) {
+        state.withLock { state in
+            guard state.ledger != nil else { return }
+            state.ledger = PartitionLedger(of: index, tick: nextTick(), uses: &state.used)
+            state.accounted = state.ledger!.total
+        }
+    }
+
+    /// Accounts what `update` (another writer's changes, or partitions loaded) changed, as `index`,
+    /// the snapshot it was filed into, holds it. Called with that snapshot installed and the
+    /// group's snapshot lock held, so that the ledger follows the snapshots in the order installed.
+    func account(_ update: RecordCodec.DecodedUpdate, in index: Index) {
+        state.withLock { state in
+            guard state.ledger != nil else { return }
+            switch update {
+            case .unchanged: return
+            case .reload:
+                state.ledger = PartitionLedger(of: index, tick: nextTick(), uses: &state.used)
+            case .changes(let changes):
+                let tick = nextTick()
+                for change in changes {
+                    switch change {
+                    case .insert(let stored):
+                        state.ledger!.file(stored, bytes: Self.cost(stored), tick: tick, uses: &state.used)
+                    case .remove(let id): state.ledger!.remove(id, uses: &state.used)
+                    default: continue
+                    }
+                }
+            }
+            state.accounted = state.ledger!.total
+        }
+    }
+
+    /// Accounts the record changes a write made, or caught up with, as `index`, the snapshot it
+    /// installed, holds them; called as ``account(_:in:)`` is.
+    func account(_ changes: [RecordChange], in index: Index) {
+        state.withLock { state in
+            guard state.ledger != nil else { return }
+            let tick = nextTick()
+            var seen: Set<EntryID> = []
+            // The last change to an entry says what it is accounted as.
+            for change in changes.reversed() {
+                guard let kind = RecordCodec.credentialKind(change.id.kind) else { continue }
+                let id = EntryID(kind: kind, keyText: change.id.nameText)
+                guard seen.insert(id).inserted else { continue }
+                if let stored = index[id] {
+                    // A record put says what its entry takes, without encoding the entry again.
+                    let bytes: Int
+                    switch change {
+                    case .put(let record): bytes = Self.cost(payloadBytes: record.payload.count)
+                    case .delete: bytes = Self.cost(stored)
+                    }
+                    state.ledger!.file(stored, bytes: bytes, tick: tick, uses: &state.used)
+                } else {
+                    state.ledger!.remove(id, uses: &state.used)
+                }
+            }
+            state.accounted = state.ledger!.total
+        }
     }
 
     /// Forgets the uses of the entries of `index` that `update` (another writer's changes, or
-    /// partitions loaded) replaces or removes; a reload replaces them all.
+    /// partitions loaded) replaces or removes; a reload replaces them all. A group that keeps part
+    /// of its store accounts the same with ``account(_:in:)``.
     func forget(leaving index: Index, by update: RecordCodec.DecodedUpdate) {
+        if state.withLock({ $0.ledger != nil }) { return }
         switch update {
         case .unchanged: return
         case .reload: state.withLock { $0.used = [:] }
@@ -261,24 +336,26 @@ final class CacheBound: Sendable {
     /// Whether the count has passed the limit, so that a plan may drop something.
     var mayExceedLimit: Bool { state.withLock { $0.accounted > limit } }
 
-    /// The partitions to drop from memory, least recently used first, to bring what `index` holds
-    /// under ``targetFraction`` of the limit, sparing the partitions named in `sparing` (by
-    /// ``CachePartition/storageKey``); none when it is under the limit. Counts what stays.
-    func plan(unloading index: Index, sparing: Set<String>) -> (partitions: [CachePartition], ids: [EntryID]) {
+    /// The partitions to drop from memory, least recently used first, to bring what a group that
+    /// keeps part of its store holds under ``dropTargetFraction`` of the limit, sparing the
+    /// partitions named in `sparing` (by ``CachePartition/storageKey``); none when it is under the
+    /// limit. The ledger forgets them: the caller drops them. Sorts the partitions in memory, and
+    /// visits no entry but those of the partitions dropped.
+    func plan(sparing: Set<String>) -> (partitions: [CachePartition], ids: [EntryID]) {
         state.withLock { state in
-            let (partitions, unpartitioned) = Self.partitions(of: index, state: &state)
-            state.accounted = partitions.values.reduce(unpartitioned) { $0 + $1.bytes }
-            guard state.accounted > limit else { return ([], []) }
-            let target = Int(Double(limit) * Self.targetFraction)
+            guard state.ledger != nil, state.accounted > limit else { return ([], []) }
+            let target = Int(Double(limit) * Self.dropTargetFraction)
+            let order = state.ledger!.held.map { key, held in (key: key, lastUsed: held.use.tick.load(ordering: .relaxed)) }
+                .sorted { $0.lastUsed < $1.lastUsed }
             var dropped: [CachePartition] = []
             var ids: [EntryID] = []
-            for (partition, use) in partitions.sorted(by: { $0.value.lastUsed < $1.value.lastUsed }) {
+            for (key, _) in order {
                 guard state.accounted > target else { break }
-                if sparing.contains(partition.storageKey) { continue }
-                dropped.append(partition)
-                ids += use.ids
-                for identity in use.identities { state.used[identity] = nil }
-                state.accounted -= use.bytes
+                if sparing.contains(key) { continue }
+                guard let partition = state.ledger!.drop(key, uses: &state.used) else { continue }
+                dropped.append(partition.partition)
+                ids += partition.ids
+                state.accounted = state.ledger!.total
             }
             return (dropped, ids)
         }

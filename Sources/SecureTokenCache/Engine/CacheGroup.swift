@@ -128,10 +128,11 @@ public final class CacheGroup: Sendable {
         self.name = name
         outagePolicy = whenDatabaseUnavailable
         self.logger = logger
-        bound = memoryLimit.map(CacheBound.init(limit:))
         metrics = CacheMetrics(group: name)
         self.store = store
-        partial = (store as? any PartialStore).flatMap { $0.keepsPart ? $0 : nil }
+        let partial = (store as? any PartialStore).flatMap { $0.keepsPart ? $0 : nil }
+        self.partial = partial
+        bound = memoryLimit.map { CacheBound(limit: $0, keepsPart: partial != nil) }
         injectedClock = clock
         self.reason = reason
         let (records, cursor) = try store.load()
@@ -145,7 +146,7 @@ public final class CacheGroup: Sendable {
         current = Mutex(Snapshot(index: try RecordCodec.build(records), cursor: cursor))
         // A large open decrypts and decodes every record into buffers it then frees.
         HeapTrim.after(handling: records.reduce(0) { $0 + $1.payload.count })
-        if partial != nil { bound?.noteGrowth(Self.bytesPut(by: .reload(records, cursor))) }
+        if partial != nil { current.withLock { bound?.account($0.index) } }
     }
 
     /// A store's records as an open read them, and where the store was then.
@@ -297,7 +298,6 @@ public final class CacheGroup: Sendable {
                 // want this generation wait there rather than on `catchUpLock`.
                 let decoded = try RecordCodec.decode(update, with: &decoder)
                 if let caughtUp = install(decoded, from: cursor, to: update.cursor) {
-                    if partial != nil { bound?.noteGrowth(Self.bytesPut(by: update)) }
                     return caughtUp
                 }
             }
@@ -318,6 +318,7 @@ public final class CacheGroup: Sendable {
                 RecordCodec.file(decoded, into: &index)
                 installed = Snapshot(index: index, cursor: next)
             }
+            bound?.account(decoded, in: installed.index)
             return installed
         }
     }
@@ -348,7 +349,6 @@ public final class CacheGroup: Sendable {
                 let decoded = try RecordCodec.decode(update, with: &decoder)
                 // Nothing else installs while both locks are held.
                 _ = install(decoded, from: cursor, to: update.cursor)
-                bound?.noteGrowth(Self.bytesPut(by: update))
             } catch {
                 partial.drop(missing)
                 throw error
@@ -368,9 +368,9 @@ public final class CacheGroup: Sendable {
         let dropped = catchUpLock.withLock { _ -> [CachePartition] in
             // Nothing else installs a snapshot while `writerLock` and `catchUpLock` are held, so
             // the plan and the smaller index are made outside `current`'s lock: every lookup
-            // takes that lock, and a plan walks every entry held.
+            // takes that lock, and the smaller index removes every entry dropped.
             let planned = current.withLock { $0 }
-            let plan = bound.plan(unloading: planned.index, sparing: sparing)
+            let plan = bound.plan(sparing: sparing)
             guard !plan.partitions.isEmpty else { return [] }
             var transaction = IndexTransaction(planned.index)
             for id in plan.ids { transaction.delete(id) }
@@ -391,18 +391,6 @@ public final class CacheGroup: Sendable {
         metrics.evictions.increment(by: Int64(dropped.count))
         logger.debug(
             "dropped partitions from memory to stay under the group's memory limit", metadata: ["partitions": "\(dropped.count)"])
-    }
-
-    /// What the records an update puts take, as the group's limit counts them.
-    private static func bytesPut(by update: StoreUpdate) -> Int {
-        switch update {
-        case .unchanged: 0
-        case .reload(let records, _): records.reduce(0) { $0 + CacheBound.cost(payloadBytes: $1.payload.count) }
-        case .changes(let changes, _):
-            changes.reduce(0) {
-                if case .put(let record) = $1 { $0 + CacheBound.cost(payloadBytes: record.payload.count) } else { $0 }
-            }
-        }
     }
 
     /// Thrown from a write's transaction that put an entry into a partition the store does not
@@ -431,15 +419,24 @@ public final class CacheGroup: Sendable {
     /// How many times a write loads partitions it found it needs before giving up.
     private static let partitionLoadAttempts = 3
 
-    /// Installs `next` unless a newer snapshot is already there; returns the one installed.
+    /// Installs `next` unless a newer snapshot is already there, and accounts the changes that
+    /// made it (those of `update`, then `changes`) if it installed it; returns the one installed.
     @discardableResult
-    private func publish(_ next: Snapshot) -> Snapshot {
+    private func publish(_ next: Snapshot, update: StoreUpdate, changes: [RecordChange] = []) -> Snapshot {
         current.withLock { installed in
             let newer =
                 next.cursor.epoch != installed.cursor.epoch
                 ? next.cursor.generation >= installed.cursor.generation || next.cursor.epoch > installed.cursor.epoch
                 : next.cursor.generation >= installed.cursor.generation
-            if newer { installed = next }
+            guard newer else { return installed }
+            installed = next
+            if let bound, partial != nil {
+                switch update {
+                case .unchanged: bound.account(changes, in: next.index)
+                case .changes(let others, _): bound.account(others + changes, in: next.index)
+                case .reload: bound.account(next.index)
+                }
+            }
             return installed
         }
     }
@@ -524,6 +521,7 @@ public final class CacheGroup: Sendable {
                 // A catch-up installed meanwhile: apply the write to what it installed.
                 guard installed === start else { return false }
                 installed = Snapshot(index: transaction.index, cursor: start.cursor)
+                bound?.account(transaction.changes, in: transaction.index)
                 return true
             }
             guard installed else { continue }
@@ -609,12 +607,15 @@ public final class CacheGroup: Sendable {
             let start = current.withLock { $0 }
             var caughtUp: Snapshot?
             var written: Index?
-            // Counted once the commit is made: a store may run the body again on newer rows.
-            var growth = 0
+            // What the snapshots are accounted with, by the last run of the body: a store may run
+            // it again on newer rows.
+            var update = StoreUpdate.unchanged(start.cursor)
+            var changes: [RecordChange] = []
             do {
                 let cursor = try store.transact(since: start.cursor) { storeTransaction in
                     var index = start.index
                     try RecordCodec.apply(storeTransaction.update, to: &index)
+                    update = storeTransaction.update
                     caughtUp = Snapshot(index: index, cursor: storeTransaction.update.cursor)
                     var transaction = IndexTransaction(index, signInStatePerAccount: partial != nil)
                     if storeTransaction.compacting {
@@ -626,13 +627,7 @@ public final class CacheGroup: Sendable {
                         touched = Self.partitionKeys(putBy: transaction)
                         let missing = touched.filter { !partial.keeps($0) }
                         guard missing.isEmpty else { throw PartitionsNotKept(keys: Array(missing)) }
-                        growth = transaction.changes.reduce(0) {
-                            if case .put(let record) = $1 {
-                                $0 + CacheBound.cost(payloadBytes: record.payload.count)
-                            } else {
-                                $0
-                            }
-                        }
+                        changes = transaction.changes
                     } else if let bound {
                         let settled = bound.settle(
                             &transaction, before: index, generation: storeTransaction.update.cursor.generation, now: clock())
@@ -646,11 +641,10 @@ public final class CacheGroup: Sendable {
                     written = transaction.index
                     return transaction.recordChanges
                 }
-                if growth > 0 { bound?.noteGrowth(growth) }
                 bound?.committed(at: cursor.generation)
-                if let written { publish(Snapshot(index: written, cursor: cursor)) }
+                if let written { publish(Snapshot(index: written, cursor: cursor), update: update, changes: changes) }
             } catch {
-                if let caughtUp { publish(caughtUp) }
+                if let caughtUp { publish(caughtUp, update: update) }
                 throw error
             }
         }

@@ -163,6 +163,63 @@
             #expect(!kept.contains(Self.account(0).homeAccountId.normalised))
         }
 
+        /// What an instance with a limit counts (``CacheGroup/memoryUse``) is what its first level
+        /// holds, entry for entry, through partition loads, drops, its own writes and sign-outs, and
+        /// another instance's commits to partitions it holds. A drop chooses from that count without
+        /// visiting every entry: a count that drifted would hold more than the limit, or drop a
+        /// partition and keep some of its entries, which no commit would then reach.
+        @Test func whatTheFirstLevelCountsIsWhatItHolds() async throws {
+            let (name, perUser) = try Self.fill(Support.uniqueGroup("first-level-count"), users: 90)
+            let other = try TokenCache(
+                clientId: Fixtures.clientA,
+                group: CacheGroup.open(
+                    name, database: Support.socketDatabase(), configuration: Self.configuration(memoryLimit: nil)))
+            let limit = perUser * 20
+            let group = try CacheGroup.open(
+                name, database: Support.tcpDatabase(), configuration: Self.configuration(memoryLimit: limit))
+            let cache = try TokenCache(clientId: Fixtures.clientA, group: group)
+            func expectCounted(_ step: String) throws {
+                let index = try group.index()
+                let held = index.entries.values.reduce(0) { $0 + CacheBound.cost($1) }
+                #expect(group.memoryUse == held, "after \(step)")
+                #expect(held <= limit, "after \(step)")
+                let partitioned = index.entries.values.filter { CachePartition(of: $0.entry) != nil }.count
+                #expect(group.bound?.trackedUses == partitioned, "after \(step): every entry's use is its partition's")
+            }
+            var signedOut: Set<Int> = []
+            for user in 0..<90 {
+                #expect(try cache.accessToken(for: ["User.Read"], account: Self.account(user))?.token.secret == "at-\(user)")
+                try expectCounted("the lookup of user \(user)")
+                if user % 7 == 3 {
+                    // A refresh replaces the token in memory.
+                    try Self.store(cache, user: user, token: "at-\(user)")
+                    try expectCounted("a refresh of user \(user)")
+                }
+                if user % 11 == 5 {
+                    try cache.signOut(Self.account(user))
+                    signedOut.insert(user)
+                    try expectCounted("the sign-out of user \(user)")
+                }
+                if user % 13 == 8 {
+                    // A write for a user not in memory loads the user first.
+                    try Self.store(cache, user: user + 1, token: "at-\(user + 1)")
+                    try expectCounted("a write for user \(user + 1), not in memory")
+                }
+                if user % 9 == 4, !signedOut.contains(user) {
+                    // Another instance's refresh of a user held here is caught up with.
+                    try Self.store(other, user: user, token: "at-\(user)-elsewhere")
+                    try await Self.waitUntil {
+                        try cache.accessToken(for: ["User.Read"], account: Self.account(user))?.token.secret
+                            == "at-\(user)-elsewhere"
+                    }
+                    try expectCounted("another instance's refresh of user \(user)")
+                }
+            }
+            let kept = Set(try group.index().accountsByHome.keys.map(\.value))
+            #expect(kept.contains(Self.account(89).homeAccountId.normalised))
+            #expect(!kept.contains(Self.account(0).homeAccountId.normalised), "nothing was dropped")
+        }
+
         /// The answers a cache remembers for many users in turn let go of the tokens the first
         /// level dropped: past the limit, the first users' tokens are freed, and a lookup of one of
         /// them loads it again and finds it.
