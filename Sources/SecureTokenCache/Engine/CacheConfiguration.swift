@@ -69,7 +69,8 @@ public struct CacheConfiguration: Sendable {
     /// 75% of the limit. What that write stored is kept. An evicted user is signed out of every
     /// client. In a database, the limit bounds what the process keeps of it: a lookup loads its
     /// partition on a miss, and the least recently used partitions are dropped from memory (not
-    /// from the database) to stay under the limit. Each entry is counted as four times its
+    /// from the database) to stay under the limit: the load that takes the process past it drops
+    /// partitions until it holds 90% of it. Each entry is counted as four times its
     /// stored size plus a fixed cost for its place in the index, measured so that the process's
     /// resident memory for the group stays within the limit.
     public var memoryLimit: Int?
