@@ -372,11 +372,11 @@ public final class CacheGroup: Sendable {
             let planned = current.withLock { $0 }
             let plan = bound.plan(sparing: sparing)
             guard !plan.partitions.isEmpty else { return [] }
-            var transaction = IndexTransaction(planned.index)
-            for id in plan.ids { transaction.delete(id) }
+            // Removed from the index, not deleted by a transaction: nothing is written.
+            var index = planned.index
+            for id in plan.ids { index.remove(id) }
             // A user's sign-in state is stored in the user's partition: the store stops telling
             // of its changes once the partition goes, so what this instance knew of it goes too.
-            var index = transaction.index
             index.forgetStandings(of: Set(plan.partitions.lazy.filter { $0.holder == .user }.map { $0.key.lowercased() }))
             let next = Snapshot(index: index, cursor: planned.cursor)
             current.withLock { installed in
