@@ -730,7 +730,10 @@ def main():
         fleet.update(measure_fleet(args.tool, args.postgres, args.postgres_admin, fleet_key, users, args.repeats, results))
     if fleet_bounded:
         users = fleet_bounded[0]
-        fleet.update(engine_only(args.tool, ["fleet-fill", fleet_key, str(users)]))
+        # A size the fleet table measured is filled already, and its fill timed: filling it again
+        # would only record that it was there.
+        if users not in fleet_users:
+            fleet.update(engine_only(args.tool, ["fleet-fill", fleet_key, str(users)]))
         fleet.update(engine_only(args.tool, ["fleet-bounded", fleet_key, str(users), str(fleet_bounded[1])]))
 
     with open(args.engine) as f:
