@@ -8,7 +8,8 @@
 /// write's snapshot may file changes a catch-up already filed.
 struct PartitionLedger {
     /// One partition in memory. A class: choosing what to drop reads every partition's last use,
-    /// which a copy of a value holding a set would retain and release member by member.
+    /// and a copy of a value would retain and release each of its references (the partition's
+    /// key, its use, its set of ids) for every partition read.
     final class Held {
         let partition: CachePartition
         /// Its use, which its entries share: an answer from any of them notes it
