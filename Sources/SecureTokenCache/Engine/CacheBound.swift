@@ -282,14 +282,15 @@ final class CacheBound: Sendable {
     }
 
     /// Accounts the record changes a write made, or caught up with, as `index`, the snapshot it
-    /// installed, holds them; called as ``account(_:in:)`` is.
-    func account(_ changes: [RecordChange], in index: Index) {
+    /// installed, holds them: `changes`, after `earlier` (those it caught up with); called as
+    /// ``account(_:in:)`` is.
+    func account(_ earlier: [RecordChange] = [], then changes: [RecordChange], in index: Index) {
         state.withLock { state in
             guard state.ledger != nil else { return }
             let tick = nextTick()
             var seen: Set<EntryID> = []
             // The last change to an entry says what it is accounted as.
-            for change in changes.reversed() {
+            for change in [changes.reversed(), earlier.reversed()].joined() {
                 guard let kind = RecordCodec.credentialKind(change.id.kind) else { continue }
                 let id = EntryID(kind: kind, keyText: change.id.nameText)
                 guard seen.insert(id).inserted else { continue }
@@ -311,9 +312,8 @@ final class CacheBound: Sendable {
 
     /// Forgets the uses of the entries of `index` that `update` (another writer's changes, or
     /// partitions loaded) replaces or removes; a reload replaces them all. A group that keeps part
-    /// of its store accounts the same with ``account(_:in:)``.
+    /// of its store accounts the same with ``account(_:in:)`` instead.
     func forget(leaving index: Index, by update: RecordCodec.DecodedUpdate) {
-        if state.withLock({ $0.ledger != nil }) { return }
         switch update {
         case .unchanged: return
         case .reload: state.withLock { $0.used = [:] }

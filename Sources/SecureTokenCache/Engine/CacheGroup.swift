@@ -309,7 +309,7 @@ public final class CacheGroup: Sendable {
     private func install(_ decoded: RecordCodec.DecodedUpdate, from cursor: StoreCursor, to next: StoreCursor) -> Snapshot? {
         current.withLock { installed -> Snapshot? in
             guard installed.cursor == cursor else { return nil }
-            bound?.forget(leaving: installed.index, by: decoded)
+            if partial == nil { bound?.forget(leaving: installed.index, by: decoded) }
             if Snapshot.updatesInPlace, isKnownUniquelyReferenced(&installed) {
                 installed.advance(decoded, to: next)
             } else {
@@ -318,7 +318,7 @@ public final class CacheGroup: Sendable {
                 RecordCodec.file(decoded, into: &index)
                 installed = Snapshot(index: index, cursor: next)
             }
-            bound?.account(decoded, in: installed.index)
+            if partial != nil { bound?.account(decoded, in: installed.index) }
             return installed
         }
     }
@@ -432,8 +432,8 @@ public final class CacheGroup: Sendable {
             installed = next
             if let bound, partial != nil {
                 switch update {
-                case .unchanged: bound.account(changes, in: next.index)
-                case .changes(let others, _): bound.account(others + changes, in: next.index)
+                case .unchanged: bound.account(then: changes, in: next.index)
+                case .changes(let others, _): bound.account(others, then: changes, in: next.index)
                 case .reload: bound.account(next.index)
                 }
             }
@@ -521,7 +521,7 @@ public final class CacheGroup: Sendable {
                 // A catch-up installed meanwhile: apply the write to what it installed.
                 guard installed === start else { return false }
                 installed = Snapshot(index: transaction.index, cursor: start.cursor)
-                bound?.account(transaction.changes, in: transaction.index)
+                if partial != nil { bound?.account(then: transaction.changes, in: transaction.index) }
                 return true
             }
             guard installed else { continue }
