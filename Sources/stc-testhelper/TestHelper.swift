@@ -104,13 +104,16 @@ import Glibc
         }
 
         /// Opens `group` under `root` in the store `kind` names, as the tests open it. Writers wait
-        /// long for the lock: several helpers and the test share one loaded machine.
+        /// long for the lock: several helpers and the test share one loaded machine. On a keyring
+        /// the holder's every write is Secret Service calls, and in CI's sanitizer pass the helpers
+        /// and their gnome-keyring run at the lowest priority beside the other tests: a holder can
+        /// be kept from the processor well past what a file store's holder ever is.
         static func open(
             _ kind: String, _ root: String, _ group: String, compactionMinimumDead: Int,
             journalSizeLimit: Int = KeyringJournal.defaultSizeLimit
         ) throws -> any CacheStore {
             if kind == "keyring" {
-                return try KeyringStore(group: group, root: root, lockTimeout: .seconds(30), journalSizeLimit: journalSizeLimit)
+                return try KeyringStore(group: group, root: root, lockTimeout: .seconds(120), journalSizeLimit: journalSizeLimit)
             }
             if kind == "postgres" {
                 #if canImport(SecureTokenCachePostgres)

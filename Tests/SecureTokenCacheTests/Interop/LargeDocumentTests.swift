@@ -94,8 +94,18 @@ import Testing
 extension Array where Element == UInt8 {
     /// Where `needle` last starts in the array.
     fileprivate func lastIndex(of needle: [UInt8]) -> Int {
-        var index = count - needle.count
-        while index >= 0, !self[index..<(index + needle.count)].elementsEqual(needle) { index -= 1 }
-        return index
+        // memcmp over the buffer, not a slice made and compared at each position: in a debug build,
+        // and more so under AddressSanitizer, that walk back over the accounts would be most of the test.
+        withUnsafeBytes { bytes in
+            needle.withUnsafeBytes { wanted in
+                var index = count - wanted.count
+                while index >= 0,
+                    bytes[index] != wanted[0] || memcmp(bytes.baseAddress! + index, wanted.baseAddress!, wanted.count) != 0
+                {
+                    index -= 1
+                }
+                return index
+            }
+        }
     }
 }
