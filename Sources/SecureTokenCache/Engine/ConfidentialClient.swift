@@ -29,6 +29,10 @@ public struct ConfidentialClient: Sendable {
     public let endpoint: any TokenEndpointClient
     /// How long one token request may take.
     public let timeout: Duration
+    /// The group's hit counters, held here rather than reached through the cache and its group
+    /// on each hit: that walk retains and releases at every step, a visible part of a hit's cost.
+    private let appHits: Counter
+    private let onBehalfOfHits: Counter
 
     /// A confidential client for `cache`'s client id, registered with a credential of
     /// `credentialKind`, redeeming grants through `endpoint`.
@@ -41,6 +45,8 @@ public struct ConfidentialClient: Sendable {
         self.credentialKind = credentialKind
         self.endpoint = endpoint
         self.timeout = timeout
+        appHits = cache.group.metrics.app.hits
+        onBehalfOfHits = cache.group.metrics.onBehalfOf.hits
     }
 
     /// An access token and where it came from.
@@ -77,9 +83,18 @@ public struct ConfidentialClient: Sendable {
         if let cached = try cache.appToken(for: scopes, authority: authority, cacheKeyComponents: cacheKeyComponents),
             !cached.shouldRefresh
         {
-            cache.group.metrics.app.hits.increment()
+            appHits.increment()
             return Acquired(token: cached.token, isFromCache: true)
         }
+        return try await requestAppToken(
+            for: scopes, authority: authority, credential: credential, cacheKeyComponents: cacheKeyComponents)
+    }
+
+    /// ``acquireAppToken(for:authority:credential:cacheKeyComponents:)`` past a miss: a function
+    /// of its own, so that a hit's async frame is small and holds none of what a request needs.
+    private nonisolated(nonsending) func requestAppToken(
+        for scopes: Scopes, authority: Authority, credential: ClientCredential, cacheKeyComponents: [String: String]
+    ) async throws -> Acquired {
         let counters = cache.group.metrics.app
         let cache = cache
         let lookUp = { @Sendable in
@@ -117,9 +132,17 @@ public struct ConfidentialClient: Sendable {
         try check(credential)
         if let cached = try cache.onBehalfOfToken(for: scopes, assertion: assertion, authority: authority), !cached.shouldRefresh
         {
-            cache.group.metrics.onBehalfOf.hits.increment()
+            onBehalfOfHits.increment()
             return Acquired(token: cached.token, isFromCache: true)
         }
+        return try await requestOnBehalfOfToken(for: scopes, assertion: assertion, authority: authority, credential: credential)
+    }
+
+    /// ``acquireOnBehalfOfToken(for:assertion:authority:credential:)`` past a miss, apart for the
+    /// reason ``requestAppToken(for:authority:credential:cacheKeyComponents:)`` is.
+    private nonisolated(nonsending) func requestOnBehalfOfToken(
+        for scopes: Scopes, assertion: UserAssertion, authority: Authority, credential: ClientCredential
+    ) async throws -> Acquired {
         let counters = cache.group.metrics.onBehalfOf
         let cache = cache
         let lookUp = { @Sendable in try cache.onBehalfOfToken(for: scopes, assertion: assertion, authority: authority) }
