@@ -234,6 +234,29 @@ import Testing
         #expect(try Self.metrics.expectCounter("securetokencache_token_requests", dimensions).totalValue == 1)
         #expect(endpoint.requests == 1)
     }
+
+    /// On-behalf-of acquisitions are counted too, as their own kind.
+    @Test func onBehalfOfAcquisitionsAreCounted() async throws {
+        let group = try Self.group(limit: 1 << 20)
+        let endpoint = ConfidentialClientTests.CountingEndpoint(delay: .zero) { number in
+            .success(
+                (try? Fixtures.response(
+                    uid: OnBehalfOfTests.alice, accessToken: "at-obo-\(number)", scope: "api://downstream/Data.Read"))?
+                    .fields ?? [:])
+        }
+        let client = ConfidentialClient(cache: try OnBehalfOfTests.cache(group), credentialKind: .certificate, endpoint: endpoint)
+        let assertion = try OnBehalfOfTests.assertion(OnBehalfOfTests.alice)
+        for _ in 0..<3 {
+            _ = try await client.acquireOnBehalfOfToken(
+                for: OnBehalfOfTests.downstream, assertion: assertion, authority: try OnBehalfOfTests.authority(),
+                credential: .certificateAssertion("header.payload.signature"))
+        }
+        let dimensions = [("group", group.name), ("kind", "obo")]
+        #expect(try Self.metrics.expectCounter("securetokencache_cache_hits", dimensions).totalValue == 2)
+        #expect(try Self.metrics.expectCounter("securetokencache_cache_misses", dimensions).totalValue == 1)
+        #expect(try Self.metrics.expectCounter("securetokencache_token_requests", dimensions).totalValue == 1)
+        #expect(endpoint.requests == 1)
+    }
 }
 
 extension String {
