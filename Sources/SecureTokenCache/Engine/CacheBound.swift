@@ -290,10 +290,10 @@ final class CacheBound: Sendable {
             let tick = nextTick()
             var seen: Set<EntryID> = []
             // The last change to an entry says what it is accounted as.
-            for change in [changes.reversed(), earlier.reversed()].joined() {
-                guard let kind = RecordCodec.credentialKind(change.id.kind) else { continue }
+            func note(_ change: RecordChange) {
+                guard let kind = RecordCodec.credentialKind(change.id.kind) else { return }
                 let id = EntryID(kind: kind, keyText: change.id.nameText)
-                guard seen.insert(id).inserted else { continue }
+                guard seen.insert(id).inserted else { return }
                 if let stored = index[id] {
                     // A record put says what its entry takes, without encoding the entry again.
                     let bytes: Int
@@ -306,6 +306,9 @@ final class CacheBound: Sendable {
                     state.ledger!.remove(id, uses: &state.used)
                 }
             }
+            // Walked where they are: an array joining them would be made under the lock.
+            for change in changes.reversed() { note(change) }
+            for change in earlier.reversed() { note(change) }
             state.accounted = state.ledger!.total
         }
     }

@@ -29,10 +29,11 @@ public struct ConfidentialClient: Sendable {
     public let endpoint: any TokenEndpointClient
     /// How long one token request may take.
     public let timeout: Duration
-    /// The group's hit counters, held here rather than reached through the cache and its group
-    /// on each hit: that walk retains and releases at every step, a visible part of a hit's cost.
-    private let appHits: Counter
-    private let onBehalfOfHits: Counter
+    /// The group's counters of app and on-behalf-of acquisitions, held here rather than reached
+    /// through the cache and its group on each call: that walk retains and releases at every
+    /// step, a visible part of what a cache hit costs.
+    private let appCounters: CacheMetrics.Acquisitions
+    private let onBehalfOfCounters: CacheMetrics.Acquisitions
 
     /// A confidential client for `cache`'s client id, registered with a credential of
     /// `credentialKind`, redeeming grants through `endpoint`.
@@ -45,8 +46,8 @@ public struct ConfidentialClient: Sendable {
         self.credentialKind = credentialKind
         self.endpoint = endpoint
         self.timeout = timeout
-        appHits = cache.group.metrics.app.hits
-        onBehalfOfHits = cache.group.metrics.onBehalfOf.hits
+        appCounters = cache.group.metrics.app
+        onBehalfOfCounters = cache.group.metrics.onBehalfOf
     }
 
     /// An access token and where it came from.
@@ -83,7 +84,7 @@ public struct ConfidentialClient: Sendable {
         if let cached = try cache.appToken(for: scopes, authority: authority, cacheKeyComponents: cacheKeyComponents),
             !cached.shouldRefresh
         {
-            appHits.increment()
+            appCounters.hits.increment()
             return Acquired(token: cached.token, isFromCache: true)
         }
         return try await requestAppToken(
@@ -95,7 +96,7 @@ public struct ConfidentialClient: Sendable {
     private nonisolated(nonsending) func requestAppToken(
         for scopes: Scopes, authority: Authority, credential: ClientCredential, cacheKeyComponents: [String: String]
     ) async throws -> Acquired {
-        let counters = cache.group.metrics.app
+        let counters = appCounters
         let cache = cache
         let lookUp = { @Sendable in
             try cache.appToken(for: scopes, authority: authority, cacheKeyComponents: cacheKeyComponents)
@@ -132,7 +133,7 @@ public struct ConfidentialClient: Sendable {
         try check(credential)
         if let cached = try cache.onBehalfOfToken(for: scopes, assertion: assertion, authority: authority), !cached.shouldRefresh
         {
-            onBehalfOfHits.increment()
+            onBehalfOfCounters.hits.increment()
             return Acquired(token: cached.token, isFromCache: true)
         }
         return try await requestOnBehalfOfToken(for: scopes, assertion: assertion, authority: authority, credential: credential)
@@ -143,7 +144,7 @@ public struct ConfidentialClient: Sendable {
     private nonisolated(nonsending) func requestOnBehalfOfToken(
         for scopes: Scopes, assertion: UserAssertion, authority: Authority, credential: ClientCredential
     ) async throws -> Acquired {
-        let counters = cache.group.metrics.onBehalfOf
+        let counters = onBehalfOfCounters
         let cache = cache
         let lookUp = { @Sendable in try cache.onBehalfOfToken(for: scopes, assertion: assertion, authority: authority) }
         let tenant = try TokenCache.onBehalfOfTenant(of: authority, assertion: assertion)
@@ -195,7 +196,7 @@ public struct ConfidentialClient: Sendable {
         try check(credential)
         let sessionKey = sessionKey ?? assertion.hash
         let key = try TokenCache.sessionIndexKey(sessionKey)
-        let counters = cache.group.metrics.onBehalfOf
+        let counters = onBehalfOfCounters
         let tenant = try TokenCache.onBehalfOfTenant(of: authority, assertion: assertion)
         let cache = cache
         let lookUp = { @Sendable in try cache.onBehalfOfToken(for: scopes, key: key, tenant: tenant, authority: authority) }
@@ -233,7 +234,7 @@ public struct ConfidentialClient: Sendable {
         for scopes: Scopes, sessionKey: String, authority: Authority, credential: ClientCredential
     ) async throws -> Acquired {
         try check(credential)
-        let counters = cache.group.metrics.onBehalfOf
+        let counters = onBehalfOfCounters
         if let cached = try cache.longRunningToken(for: scopes, sessionKey: sessionKey, authority: authority),
             !cached.shouldRefresh
         {
