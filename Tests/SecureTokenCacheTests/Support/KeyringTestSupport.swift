@@ -201,9 +201,14 @@ enum KeyringTestSupport {
         // auto-start, and in the gap between the two daemons that would activate a third,
         // locked one.
         let address = try #require(SessionBusConnection.environmentAddress())
-        let bus = try SessionBusConnection(address: address, timeout: .seconds(1))
+        // Limits far above what a call takes: in CI's sanitizer pass, at the lowest priority beside
+        // the main tests, a bus that is there may not answer for seconds.
+        let bus = try SessionBusConnection(address: address, timeout: .seconds(10))
+        // Waited for by the clock, a minute at most for both waits together: there, the new daemon
+        // may take seconds to start.
+        let deadline = ContinuousClock.now + .seconds(60)
         var replaced = false
-        for _ in 0..<100 where !replaced {
+        while !replaced, ContinuousClock.now < deadline {
             if (try? bus.nameHasOwner(SessionBusConnection.secretServiceName)) == true, (try? secretServicePid()) != oldPid {
                 replaced = true
             } else {
@@ -212,8 +217,8 @@ enum KeyringTestSupport {
         }
         try #require(replaced, "the replacing gnome-keyring-daemon did not take over the bus name")
         KeyringClient.forgetServiceConnection()
-        let client = KeyringClient(options: KeyringOptions(callTimeout: .seconds(1), probeTimeout: .seconds(1)))
-        for _ in 0..<50 {
+        let client = KeyringClient(options: KeyringOptions(callTimeout: .seconds(5), probeTimeout: .seconds(5)))
+        while ContinuousClock.now < deadline {
             if (try? client.isDefaultCollectionLocked()) == false { return }
             Thread.sleep(forTimeInterval: 0.1)
             KeyringClient.forgetServiceConnection()
