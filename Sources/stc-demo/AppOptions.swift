@@ -21,13 +21,21 @@ struct AppOptions: ParsableArguments {
     @Option(help: "A key file for the file store (32 random bytes, created 0600 if missing).")
     var keyFile: String?
 
+    @Option(help: "How many seconds to wait for another process's write to the group before giving up.")
+    var lockTimeout = 10.0
+
     /// The app's cache over the shared group.
     func open() throws -> (cache: TokenCache, authority: Authority) {
         let choice = StoreKind(rawValue: store)
         guard StoreKind.all.contains(choice) else {
             throw ValidationError("--store must be one of \(StoreKind.all.map(\.rawValue).joined(separator: ", "))")
         }
-        let configuration = CacheConfiguration(store: choice, directory: directory, keySource: keyFile.map { .keyFile(path: $0) })
+        guard lockTimeout > 0, lockTimeout.isFinite else {
+            throw ValidationError("--lock-timeout must be a positive number of seconds")
+        }
+        let configuration = CacheConfiguration(
+            store: choice, directory: directory, keySource: keyFile.map { .keyFile(path: $0) },
+            lockTimeout: .milliseconds(Int64(lockTimeout * 1000)))
         let group = try CacheGroup.open(self.group, configuration: configuration)
         return (try TokenCache(clientId: client, group: group), try Authority(authority))
     }
