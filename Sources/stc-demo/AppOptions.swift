@@ -24,18 +24,23 @@ struct AppOptions: ParsableArguments {
     @Option(help: "How many seconds to wait for another process's write to the group before giving up.")
     var lockTimeout = 10.0
 
+    @Option(help: "How many seconds one Secret Service call may take before giving up.")
+    var keyringTimeout = 10.0
+
     /// The app's cache over the shared group.
     func open() throws -> (cache: TokenCache, authority: Authority) {
         let choice = StoreKind(rawValue: store)
         guard StoreKind.all.contains(choice) else {
             throw ValidationError("--store must be one of \(StoreKind.all.map(\.rawValue).joined(separator: ", "))")
         }
-        guard lockTimeout > 0, lockTimeout.isFinite else {
-            throw ValidationError("--lock-timeout must be a positive number of seconds")
+        for (name, seconds) in [("--lock-timeout", lockTimeout), ("--keyring-timeout", keyringTimeout)]
+        where !(seconds > 0 && seconds.isFinite) {
+            throw ValidationError("\(name) must be a positive number of seconds")
         }
-        let configuration = CacheConfiguration(
+        var configuration = CacheConfiguration(
             store: choice, directory: directory, keySource: keyFile.map { .keyFile(path: $0) },
             lockTimeout: .milliseconds(Int64(lockTimeout * 1000)))
+        configuration.keyringTimeout = .milliseconds(Int64(keyringTimeout * 1000))
         let group = try CacheGroup.open(self.group, configuration: configuration)
         return (try TokenCache(clientId: client, group: group), try Authority(authority))
     }

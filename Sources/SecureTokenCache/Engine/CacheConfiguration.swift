@@ -57,6 +57,11 @@ public struct CacheConfiguration: Sendable {
     public var allowsInteraction: Bool
     /// How long a writer waits for another process's transaction. Default: 10 seconds.
     public var lockTimeout: Duration
+    /// The longest one Secret Service call may take (connecting to the session bus, a lookup, a
+    /// store) before it fails with ``TokenCacheError/Code/keyringTimeout``. Default: 10 seconds.
+    /// An unlock prompt, when ``allowsInteraction`` lets one show, is waited for separately
+    /// (``KeyringOptions/interactionTimeout``).
+    public var keyringTimeout: Duration = .seconds(10)
     /// The most bytes a group may take in this process's memory, for a server that caches a
     /// token per caller; `nil` (the default) for no limit. The memory store and a database that a
     /// fleet shares (`CacheGroup.open(_:postgres:configuration:)`) take one; a group in a file or

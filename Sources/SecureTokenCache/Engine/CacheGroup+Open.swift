@@ -112,7 +112,9 @@ extension CacheGroup {
     /// The Secret Service options `configuration` asks for; every keyring client of an opened
     /// group uses them.
     static func keyringOptions(_ configuration: CacheConfiguration) -> KeyringOptions {
-        KeyringOptions(allowInteraction: configuration.allowsInteraction)
+        KeyringOptions(
+            callTimeout: configuration.keyringTimeout, probeTimeout: configuration.keyringTimeout,
+            allowInteraction: configuration.allowsInteraction)
     }
 
     /// Checks that a Secret Service answers on the session bus and that its default collection is

@@ -33,17 +33,17 @@ import Testing
         }
     }
 
-    /// Runs `stc-demo` with `arguments` and a lock timeout of 120 s (in `environment` and `cwd`
-    /// when given) and returns its exit status and output.
+    /// Runs `stc-demo` with `arguments`, a lock timeout of 120 s and a keyring timeout of 60 s (in
+    /// `environment` and `cwd` when given) and returns its exit status and output.
     static func launch(_ arguments: [String], environment: [String: String]? = nil, cwd: String? = nil) async throws -> (
         status: Int32, output: String
     ) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try #require(demo))
-        // A long wait for the group's lock: these tests are about who refreshes, not about the
-        // wait, and in CI's sanitizer pass, at the lowest priority beside the main tests, the
-        // process holding the lock may not run for seconds.
-        process.arguments = arguments + ["--lock-timeout", "120"]
+        // Long waits for the group's lock and the Secret Service: these tests are about who
+        // refreshes, not about waiting, and in CI's sanitizer pass, at the lowest priority beside
+        // the main tests, the processes (the keyring daemon's too) may not run for seconds.
+        process.arguments = arguments + ["--lock-timeout", "120", "--keyring-timeout", "60"]
         if let environment { process.environment = environment }
         if let cwd { process.currentDirectoryURL = URL(fileURLWithPath: cwd) }
         let output = Pipe()

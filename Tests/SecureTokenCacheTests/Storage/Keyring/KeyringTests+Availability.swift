@@ -119,6 +119,18 @@ extension KeyringTests {
             #expect(output.stdout == "error keyringTimeout\n", "\(output.stderr)")
             #expect(ContinuousClock.now - helperStarted < .seconds(8))
 
+            // A group opened in the keyring takes its limit from the configuration (the default,
+            // 10 s, would overrun the bound below).
+            var configuration = CacheConfiguration(store: .keyring)
+            configuration.keyringTimeout = .seconds(1)
+            KeyringClient.forgetServiceConnection()
+            let groupStarted = ContinuousClock.now
+            let opened = #expect(throws: TokenCacheError.self) {
+                _ = try CacheGroup.open(group, configuration: configuration).entries()
+            }
+            #expect(opened?.code == .keyringTimeout, "\(String(describing: opened))")
+            #expect(ContinuousClock.now - groupStarted < .seconds(8))
+
             kill(pid, SIGCONT)
             resumed = true
             #expect(try Support.payloads(store.load().0) == expected)
