@@ -34,14 +34,8 @@ struct IndexTransaction {
         let id = EntryID(kind: entry.kind, key: key ?? entry.msalKey)
         let filed = index[id]
         // An entry put again unchanged (the account on every refresh) is no change: no record
-        // to seal and commit, and none for other processes to catch up on. Compared as held, so
-        // nothing is decoded: the same members in the same order, or the same payload whatever
-        // its ordinal; a payload written another way only means writing an equal entry again.
-        switch (filed?.entry.members, entry.members) {
-        case (.object(let old)?, .object(let new)) where old == new: return id
-        case (.payload(let old)?, .payload(let new)) where EntryPayload.sameMembers(old, new): return id
-        default: break
-        }
+        // to seal and commit, and none for other processes to catch up on.
+        if let filed, Self.holdsSameMembers(filed.entry, entry) { return id }
         var stored = StoredEntry(id: id, ordinal: filed?.ordinal ?? index.nextOrdinal, entry: entry)
         let record = RecordCodec.record(stored)
         switch (filed?.entry.members, entry.members) {
@@ -97,6 +91,10 @@ struct IndexTransaction {
     @discardableResult
     mutating func replace(_ existing: EntryID, with entry: CacheEntry) -> EntryID {
         guard let old = index[existing] else { return put(entry) }
+        // The same members (the account and the id token on most refreshes) would be filed
+        // under the same key as the old, whichever of the cases below: no change, and no key
+        // to make.
+        if old.id.kind == entry.kind, Self.holdsSameMembers(old.entry, entry) { return existing }
         // Under the key it had (the usual refresh), both cases put it there: only another key
         // asks whose key the existing one is. Compared as key texts, byte for byte as entry ids
         // compare, so that an existing key held as its payload is not made into a string.
@@ -107,6 +105,17 @@ struct IndexTransaction {
         }
         delete(existing)
         return put(entry, key: newKey)
+    }
+
+    /// Whether `entry` holds the members `filed` holds, compared as held, so that nothing is
+    /// decoded: the same members in the same order, or the same payload whatever its ordinal. A
+    /// payload written another way only means writing an equal entry again.
+    private static func holdsSameMembers(_ filed: CacheEntry, _ entry: CacheEntry) -> Bool {
+        switch (filed.members, entry.members) {
+        case (.object(let old), .object(let new)): old == new
+        case (.payload(let old), .payload(let new)): EntryPayload.sameMembers(old, new)
+        default: false
+        }
     }
 
     mutating func delete(_ id: EntryID) {

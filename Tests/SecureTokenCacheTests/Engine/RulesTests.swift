@@ -125,6 +125,13 @@ import Testing
             document["DotnetExtraSection"] == .object(["schema": .number("3"), "values": .array([.string("a"), .string("é")])]))
         let text = String(decoding: try group.exportMSAL(includeSecrets: true), as: UTF8.self)
         #expect(text.contains(#""\u00e9""#), "written back as msal-python writes it (ASCII escapes)")
+        // The same answer again: every entry under another SDK's key is what it holds already.
+        let (generation, ids) = (group.generation, try group.index().documentOrder().map(\.id))
+        _ = try Self.signIn(
+            cache, at: "at-new", rt: "rt-new", scope: "User.Read openid profile",
+            authority: "https://login.windows.net/\(Fixtures.tenant)")
+        #expect(group.generation == generation, "no change to commit")
+        #expect(try group.index().documentOrder().map(\.id) == ids)
     }
 
     // MARK: Rule 2: case-insensitive scopes; openid, profile, offline_access ignored
