@@ -90,12 +90,39 @@ struct ClientState: Sendable, Hashable {
         return .object(object)
     }
 
-    /// What the client's own record holds: its current and previous account.
-    var headJSON: JSONValue {
-        var object = JSONObject()
-        if let current { object["current"] = .string(current) }
-        if let previous { object["previous"] = .string(previous) }
-        return .object(object)
+    /// Appends what the client's own record holds, in the compact style: ``json`` when `listing`
+    /// (byte for byte as ``JSONWriter`` writes it), else only its `current` and `previous`
+    /// members. Written without making the object first: the record is written on every sign-in
+    /// and sign-out.
+    func writeCompactJSON(listing: Bool, into output: inout [UInt8]) {
+        var first = true
+        func name(_ name: StaticString) {
+            output.append(UInt8(ascii: first ? "{" : ","))
+            first = false
+            name.withUTF8Buffer {
+                JSONWriter.writeName(utf8: UnsafeRawBufferPointer($0), plain: true, style: .compact, into: &output)
+            }
+        }
+        if listing {
+            for (member, accounts) in [("signed_in", signedIn), ("signed_out", signedOut)] as [(StaticString, TreeSet<String>)] {
+                name(member)
+                output.append(UInt8(ascii: "["))
+                for (index, account) in accounts.sorted().enumerated() {
+                    if index > 0 { output.append(UInt8(ascii: ",")) }
+                    JSONWriter.writeString(account, style: .compact, into: &output)
+                }
+                output.append(UInt8(ascii: "]"))
+            }
+        }
+        if let current {
+            name("current")
+            JSONWriter.writeString(current, style: .compact, into: &output)
+        }
+        if let previous {
+            name("previous")
+            JSONWriter.writeString(previous, style: .compact, into: &output)
+        }
+        output.append(contentsOf: first ? [UInt8(ascii: "{"), UInt8(ascii: "}")] : [UInt8(ascii: "}")])
     }
 
     init() {}

@@ -492,7 +492,8 @@ struct Index: Sendable {
     /// Filtered from the account's entries (a handful per client): one map fewer to update on
     /// every write and to fill when a group opens.
     func credentials(account: String, client: String) -> [StoredEntry] {
-        entries(account: account).filter { $0.id.kind != .appMetadata && $0.entry.client == client }
+        // An account entry belongs to no client: passed over by its id, never looked up.
+        entries(account: account) { $0 != .account }.filter { $0.entry.client == client }
     }
 
     /// Every entry of an account, for every client.
@@ -503,15 +504,20 @@ struct Index: Sendable {
     /// The entries of one kind of an account, for every client, in filing order: the others are
     /// passed over by their ids, never looked up.
     func entries(account: String, kind: CredentialKind) -> [StoredEntry] {
+        entries(account: account) { $0 == kind }
+    }
+
+    /// The entries of an account whose kind is `included`, for every client, in filing order.
+    private func entries(account: String, where included: (CredentialKind) -> Bool) -> [StoredEntry] {
         var found: [StoredEntry] = []
         switch state.maps.entriesByAccount[HashedString(account)] {
         case .rows(let filed)?:
             let table = filed.table
-            for row in filed.rows where table.id(at: Int(row)).kind == kind {
+            for row in filed.rows where included(table.id(at: Int(row)).kind) {
                 if let stored = entries.current(row: Int(row), of: table) { found.append(stored) }
             }
         case .values(let ids)?:
-            for id in ids where id.kind == kind {
+            for id in ids where included(id.kind) {
                 if let stored = entries[id] { found.append(stored) }
             }
         case nil: break

@@ -44,7 +44,7 @@ enum RecordCodec {
     /// (``record(signIn:client:account:)``): its current and previous account.
     static func record(clientState: ClientState, client: String) -> Record {
         var payload: [UInt8] = [formatVersion]
-        JSONWriter.write(clientState.headJSON, style: .compact, into: &payload)
+        clientState.writeCompactJSON(listing: false, into: &payload)
         return Record(id: RecordID(kind: .clientState, name: client), payload: payload)
     }
 
@@ -52,7 +52,7 @@ enum RecordCodec {
     /// and previous account: the whole state, as every version reads it.
     static func record(listing clientState: ClientState, client: String) -> Record {
         var payload: [UInt8] = [formatVersion]
-        JSONWriter.write(clientState.json, style: .compact, into: &payload)
+        clientState.writeCompactJSON(listing: true, into: &payload)
         return Record(id: RecordID(kind: .clientState, name: client), payload: payload)
     }
 

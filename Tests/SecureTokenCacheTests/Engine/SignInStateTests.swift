@@ -149,6 +149,39 @@ import Testing
         #expect(try TokenCache(clientId: Fixtures.clientA, group: group).clientId == Fixtures.clientA)
     }
 
+    /// The client's record is written without a JSON object made first: the same bytes as the
+    /// object written by ``JSONWriter``, read back as the same state.
+    @Test func aClientRecordIsTheCompactJSONOfItsState() throws {
+        var states: [ClientState] = [ClientState()]
+        var state = ClientState()
+        state.signIn(user(2))
+        states.append(state)
+        // Out of order, a name that needs escaping, a sign-out of the current account.
+        for account in [user(9), "a\"b\\c\u{1}é", user(1)] { state.signIn(account) }
+        state.signOut(user(1))
+        states.append(state)
+        state.signOut(user(9))
+        state.signOut(user(2))
+        states.append(state)
+        for state in states {
+            var head = JSONObject()
+            if let current = state.current { head["current"] = .string(current) }
+            if let previous = state.previous { head["previous"] = .string(previous) }
+            for (listed, json) in [(true, state.json), (false, JSONValue.object(head))] {
+                let record =
+                    listed ? RecordCodec.record(listing: state, client: "c") : RecordCodec.record(clientState: state, client: "c")
+                #expect(Array(record.payload) == [RecordCodec.formatVersion] + JSONWriter.bytes(json, style: .compact))
+                guard case .clientState(let client, let read) = try RecordCodec.decode(record) else {
+                    Issue.record("a client record read back as something else")
+                    continue
+                }
+                #expect(client == "c")
+                #expect(read.current == state.current && read.previous == state.previous)
+                if listed { #expect(read.signedIn == state.signedIn && read.signedOut == state.signedOut) }
+            }
+        }
+    }
+
     @Test func aDamagedSignInRecordIsATypedError() throws {
         let unnamed = Record(id: RecordID(kind: .signInState, name: "no line break"), payload: [RecordCodec.formatVersion, 1])
         let unknown = RecordCodec.record(signIn: .signedIn, client: "c", account: "a")
