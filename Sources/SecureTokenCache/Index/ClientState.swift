@@ -103,16 +103,16 @@ struct ClientState: Sendable, Hashable {
                 JSONWriter.writeName(utf8: UnsafeRawBufferPointer($0), plain: true, style: .compact, into: &output)
             }
         }
-        if listing {
-            for (member, accounts) in [("signed_in", signedIn), ("signed_out", signedOut)] as [(StaticString, TreeSet<String>)] {
-                name(member)
-                output.append(UInt8(ascii: "["))
-                for (index, account) in accounts.sorted().enumerated() {
-                    if index > 0 { output.append(UInt8(ascii: ",")) }
-                    JSONWriter.writeString(account, style: .compact, into: &output)
-                }
-                output.append(UInt8(ascii: "]"))
+        func list(_ member: StaticString, _ accounts: TreeSet<String>) {
+            name(member)
+            var next = accounts.sorted().makeIterator()
+            JSONWriter.writeContainer(count: accounts.count, brackets: ("[", "]"), style: .compact, level: 1, into: &output) {
+                JSONWriter.writeString(next.next()!, style: .compact, into: &$0)
             }
+        }
+        if listing {
+            list("signed_in", signedIn)
+            list("signed_out", signedOut)
         }
         if let current {
             name("current")
