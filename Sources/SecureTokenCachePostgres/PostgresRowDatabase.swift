@@ -539,17 +539,22 @@ final class PostgresRowDatabase: RowDatabase {
     /// `<group>:<generation>`, then `:` and the partitions the commit touched (comma-separated,
     /// perhaps none) unless it touched rows of no partition or too many to name.
     static func announcement(_ payload: String) -> RowAnnouncement? {
-        let fields = payload.split(separator: ":", omittingEmptySubsequences: false)
-        guard fields.count == 2 || fields.count == 3, let group = bytes(fromHex: fields[0]),
-            let generation = UInt64(fields[1])
-        else { return nil }
-        guard fields.count == 3 else { return .committed(group: group, generation: generation, partitions: nil) }
-        var partitions: [[UInt8]] = []
-        for field in fields[2].split(separator: ",") {
-            guard let partition = bytes(fromHex: field) else { return nil }
-            partitions.append(partition)
+        // Every instance reads every commit's announcement, so it is read as bytes: no string
+        // made for a field or a digit.
+        var payload = payload
+        return payload.withUTF8 { text -> RowAnnouncement? in
+            let fields = text.split(separator: UInt8(ascii: ":"), omittingEmptySubsequences: false)
+            guard fields.count == 2 || fields.count == 3, let group = bytes(fromHex: fields[0]),
+                let generation = UInt64(String(decoding: fields[1], as: UTF8.self))
+            else { return nil }
+            guard fields.count == 3 else { return .committed(group: group, generation: generation, partitions: nil) }
+            var partitions: [[UInt8]] = []
+            for field in fields[2].split(separator: UInt8(ascii: ",")) {
+                guard let partition = bytes(fromHex: field) else { return nil }
+                partitions.append(partition)
+            }
+            return .committed(group: group, generation: generation, partitions: partitions)
         }
-        return .committed(group: group, generation: generation, partitions: partitions)
     }
 
     private static func hex(_ bytes: [UInt8]) -> String {
@@ -563,15 +568,27 @@ final class PostgresRowDatabase: RowDatabase {
         return String(decoding: out, as: UTF8.self)
     }
 
-    private static func bytes(fromHex text: Substring) -> [UInt8]? {
-        let utf8 = Array(text.utf8)
-        guard utf8.count % 2 == 0 else { return nil }
+    private static func bytes(fromHex digits: Slice<UnsafeBufferPointer<UInt8>>) -> [UInt8]? {
+        guard digits.count % 2 == 0 else { return nil }
         var out: [UInt8] = []
-        for index in stride(from: 0, to: utf8.count, by: 2) {
-            guard let byte = UInt8(String(decoding: utf8[index..<index + 2], as: UTF8.self), radix: 16) else { return nil }
-            out.append(byte)
+        out.reserveCapacity(digits.count / 2)
+        var index = digits.startIndex
+        while index < digits.endIndex {
+            guard let high = nibble(digits[index]), let low = nibble(digits[index + 1]) else { return nil }
+            out.append(high << 4 | low)
+            index += 2
         }
         return out
+    }
+
+    /// The value of one hexadecimal digit; `nil` for any other byte.
+    private static func nibble(_ digit: UInt8) -> UInt8? {
+        switch digit {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
+        default: nil
+        }
     }
 
     // MARK: Calls and errors
