@@ -574,21 +574,11 @@ final class PostgresRowDatabase: RowDatabase {
         out.reserveCapacity(digits.count / 2)
         var index = digits.startIndex
         while index < digits.endIndex {
-            guard let high = nibble(digits[index]), let low = nibble(digits[index + 1]) else { return nil }
+            guard let high = HexDigit.value(digits[index]), let low = HexDigit.value(digits[index + 1]) else { return nil }
             out.append(high << 4 | low)
             index += 2
         }
         return out
-    }
-
-    /// The value of one hexadecimal digit; `nil` for any other byte.
-    private static func nibble(_ digit: UInt8) -> UInt8? {
-        switch digit {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 
     // MARK: Calls and errors

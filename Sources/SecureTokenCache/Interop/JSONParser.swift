@@ -359,14 +359,7 @@ struct JSONParser {
         guard position + 4 <= bytes.count else { throw failure("truncated \\u escape") }
         var value: UInt16 = 0
         for _ in 0..<4 {
-            let byte = bytes[position]
-            let digit: UInt8
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
-            default: throw failure("invalid \\u escape")
-            }
+            guard let digit = HexDigit.value(bytes[position]) else { throw failure("invalid \\u escape") }
             value = value << 4 | UInt16(digit)
             position += 1
         }

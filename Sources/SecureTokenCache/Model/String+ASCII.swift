@@ -133,3 +133,17 @@ private enum ASCIICase {
         }
     }
 }
+
+/// Hexadecimal digits as bytes: a JSON `\u` escape's and a PostgreSQL announcement's.
+package enum HexDigit {
+    /// The value of one hexadecimal digit, in either case; `nil` for any other byte.
+    @inline(__always)
+    package static func value(_ digit: UInt8) -> UInt8? {
+        switch digit {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}
