@@ -6,6 +6,12 @@ import PackageDescription
 /// building SwiftNIO twice more under instrumentation would cost CI more than it finds.
 let withPostgres = Context.environment["STC_WITHOUT_POSTGRES"] == nil
 
+/// Whether to build the server sample (`stc-server-sample`, Examples/ServerSample) and Hummingbird,
+/// which it runs on: only when `STC_SERVER_SAMPLE` is set (`scripts/server-sample`,
+/// `scripts/demo-fleet` and the full `scripts/test` set it), so that an app that depends on this
+/// package never resolves or builds a web server. It needs the PostgreSQL store.
+let withServerSample = withPostgres && Context.environment["STC_SERVER_SAMPLE"] != nil
+
 /// Strict upcoming features on every Swift target (see ../shared/design/style.md).
 let strictSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
@@ -85,7 +91,7 @@ let package = Package(
             name: "stc-examples",
             dependencies: ["SecureTokenCache"],
             path: "Examples",
-            // The server sample is a package of its own (Hummingbird), built by scripts/server-sample.
+            // The server sample is a target of its own, only while STC_SERVER_SAMPLE is set (below).
             exclude: ["ServerSample"],
             swiftSettings: strictSettings
         ),
@@ -149,4 +155,20 @@ if withPostgres {
     package.targets.first { $0.name == "SecureTokenCacheTests" }!.dependencies += [
         .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "NIOCore", package: "swift-nio"),
     ]
+}
+
+if withServerSample {
+    // A web API on Hummingbird that uses the cache as a server does: on-behalf-of tokens for its
+    // callers, app-only tokens for itself, in a bounded group in memory or, for a fleet of
+    // instances, in PostgreSQL. `scripts/server-sample` and `scripts/demo-fleet` build and run it.
+    package.dependencies.append(.package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"))
+    package.targets.append(
+        .executableTarget(
+            name: "stc-server-sample",
+            dependencies: [
+                "SecureTokenCache", "SecureTokenCachePostgres", .product(name: "Hummingbird", package: "hummingbird"),
+            ],
+            path: "Examples/ServerSample/Sources",
+            swiftSettings: strictSettings
+        ))
 }
