@@ -25,7 +25,8 @@ import Testing
         var testDescription: String { rawValue }
     }
 
-    static let rounds = 5
+    /// Rounds per case; two under a sanitizer (``Sanitizer``).
+    static let rounds = Sanitizer.isActive ? 2 : 5
 
     /// One file or keyring group in fresh folders, and the environment each process gets.
     struct World {

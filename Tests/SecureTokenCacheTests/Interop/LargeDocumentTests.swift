@@ -12,7 +12,7 @@ import Testing
     /// 100 MB is minutes of a pass that runs one test at a time, and what the sanitizer checks,
     /// the memory the reads touch, is the same code at either size (10 MB is still read in two
     /// halves at once).
-    static let size = ProcessInfo.processInfo.environment["STC_SANITIZER"] == nil ? 100 << 20 : 10 << 20
+    static let size = Sanitizer.isActive ? 10 << 20 : 100 << 20
 
     /// Over ``size`` bytes of MSAL JSON in msal-python's layout: users with four access tokens and
     /// an account each.

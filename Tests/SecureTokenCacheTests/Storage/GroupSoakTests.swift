@@ -8,7 +8,8 @@ import Testing
 /// and compactions for a fixed number of operations while SIGKILLs land at random moments; then
 /// every acknowledged store is in the group, generations only grew, and no lookup found a state
 /// that never existed. The keyring store's round is `KeyringTests.Soak`. One soak at a time:
-/// each is sized for a minute or less of two shared cores.
+/// each is sized for a minute or less of two shared cores, and a quarter of it under a sanitizer
+/// (``Sanitizer``).
 @Suite(.serialized, .tags(.multiProcess, .slow), .timeLimit(.minutes(5))) struct GroupSoakTests {
     /// Eight processes: most of the stores a kill interrupts had not reached the log.
     @Test func eightProcessesKilledAtRandomLoseNothingAndSeeOnlyRealStates() throws {
@@ -25,7 +26,8 @@ import Testing
         let folder = TemporaryDirectory()
         let soak = GroupSoak(
             processes: StoreConformance.Processes(store: "file", root: folder.path, group: "soak"), journals: folder.path,
-            workers: workers, operationsPerWorker: operationsPerWorker, kills: kills)
+            workers: workers, operationsPerWorker: Sanitizer.fewer(operationsPerWorker, dividedBy: 4),
+            kills: Sanitizer.fewer(kills, dividedBy: 4))
         let figures = try withExtendedLifetime(folder) { try soak.run() }
         print(figures)
     }
