@@ -7,9 +7,9 @@ import PackageDescription
 let withPostgres = Context.environment["STC_WITHOUT_POSTGRES"] == nil
 
 /// Whether to build the server sample (`stc-server-sample`, Examples/ServerSample) and Hummingbird,
-/// which it runs on: only when `STC_SERVER_SAMPLE` is set (`scripts/server-sample`,
-/// `scripts/demo-fleet` and the full `scripts/test` set it), so that an app that depends on this
-/// package never resolves or builds a web server. It needs the PostgreSQL store.
+/// which it runs on: only when `STC_SERVER_SAMPLE` is set (`scripts/server-sample` sets it, and
+/// `scripts/demo-fleet` builds through it), so that an app that depends on this package never
+/// resolves or builds a web server. It needs the PostgreSQL store.
 let withServerSample = withPostgres && Context.environment["STC_SERVER_SAMPLE"] != nil
 
 /// Strict upcoming features on every Swift target (see ../shared/design/style.md).

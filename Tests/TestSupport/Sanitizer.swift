@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// How long the tests that repeat a scenario many times run under a sanitizer's pass
 /// (`scripts/sanitize` sets `STC_SANITIZER`).
