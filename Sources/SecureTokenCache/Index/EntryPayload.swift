@@ -83,33 +83,44 @@ enum EntryPayload {
     /// Reads the JSON object next in `parser` (an MSAL entry) straight into the payload that
     /// ``encode(ordinal:members:codes:)`` makes of the object a whole parse of it gives, appended
     /// to `output`, with the same checks and errors as that parse. `members` is room for the
-    /// members while they are counted.
+    /// members while they are counted. `order` holds the codes of the members of the entry read
+    /// before (0: unknown), the names expected in this one, and is left holding this one's.
     ///
     /// - Returns: `false`, with nothing appended, when the object has a member twice (a whole
     ///   parse keeps its first position and last value); `parser` is past the object either way.
     static func read(
-        _ parser: inout JSONParser, ordinal: UInt64, members: inout PayloadWriter, into output: inout PayloadWriter
+        _ parser: inout JSONParser, ordinal: UInt64, members: inout PayloadWriter, order: inout [UInt8],
+        into output: inout PayloadWriter
     ) throws -> Bool {
         members.removeAll()
         var count = 0
         var known: UInt32 = 0
         var unknown: [String] = []
         var repeated = false
+        let expectedNames = Self.expectedNames
         if try parser.beginObject() {
             repeat {
-                let name = try parser.memberName()
-                let field = name.withUTF8 { KnownField(utf8Name: UnsafeRawBufferPointer($0)) }
-                if let field {
-                    repeated = repeated || known & 1 << UInt32(field.rawValue) != 0
-                    known |= 1 << UInt32(field.rawValue)
-                    members.byte(field.rawValue)
+                let expected = count < order.count ? order[count] : 0
+                var code: UInt8
+                if expected != 0, parser.skipMemberName(expectedNames[Int(expected)]) {
+                    code = expected
                 } else {
-                    let text = name.string
-                    repeated = repeated || unknown.contains(text)
-                    unknown.append(text)
-                    members.byte(0)
-                    members.text(text)
+                    let name = try parser.memberName()
+                    code = name.withUTF8 { KnownField(utf8Name: UnsafeRawBufferPointer($0)) }?.rawValue ?? 0
+                    if code == 0 {
+                        let text = name.string
+                        repeated = repeated || unknown.contains(text)
+                        unknown.append(text)
+                        members.byte(0)
+                        members.text(text)
+                    }
                 }
+                if code != 0 {
+                    repeated = repeated || known & 1 << UInt32(code) != 0
+                    known |= 1 << UInt32(code)
+                    members.byte(code)
+                }
+                if count < order.count { order[count] = code } else { order.append(code) }
                 // At the end of the data (0), the whole parse's error comes from parseValue().
                 switch parser.peek() ?? 0 {
                 case UInt8(ascii: "\""):
@@ -137,10 +148,16 @@ enum EntryPayload {
                 count += 1
             } while try parser.endOfMember()
         }
+        if order.count > count { order.removeLast(order.count - count) }
         guard !repeated else { return false }
         output.header(ordinal: ordinal, memberCount: count)
         output.raw(members)
         return true
+    }
+
+    /// Each known field's name as ``read(_:ordinal:members:order:into:)`` expects it, by code.
+    private static let expectedNames: [JSONParser.ExpectedName] = (0...KnownField.largestCode).map { code in
+        KnownField.byCode[code].map { JSONParser.ExpectedName($0.name) } ?? .never
     }
 
     /// Whether two payloads hold the same members, whatever their ordinals.

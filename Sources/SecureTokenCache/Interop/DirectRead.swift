@@ -200,6 +200,9 @@ struct DirectRead: ~Copyable {
         // while the blocks and the scratch are being changed.
         var parser = self.parser
         defer { self.parser = parser }
+        // The entries of a section name their members in one order: each entry is expected to
+        // follow the one before (``EntryPayload/read(_:ordinal:members:order:into:)``).
+        var order: [UInt8] = []
         repeat {
             if let meeting {
                 parser.skipWhitespace()
@@ -214,7 +217,7 @@ struct DirectRead: ~Copyable {
             let kind = section.kind
             let written = try blocks.append(scratch: &members) { output, members in
                 let start = output.count
-                guard try EntryPayload.read(&parser, ordinal: ordinal, members: &members, into: &output) else {
+                guard try EntryPayload.read(&parser, ordinal: ordinal, members: &members, order: &order, into: &output) else {
                     return false
                 }
                 key.withUTF8 { key in

@@ -91,6 +91,27 @@ struct JSONParser {
         }
     }
 
+    /// Moves past whitespace, as ``skipWhitespace()``, eight bytes at a time: before a member
+    /// name or an object's end, where a pretty-printed cache (msal-python indents by four) has a
+    /// line break and up to a dozen spaces. Each byte is tested exactly, so the scan stops at the
+    /// first other byte, as one a byte at a time does.
+    mutating func skipIndentation() {
+        guard position < bytes.count, bytes[position] <= 0x20 else { return }
+        while bytes.count - position >= 8 {
+            let word = UnsafeRawPointer(bytes.baseAddress! + position).loadUnaligned(as: UInt64.self)
+            let blank =
+                WordBytes.exactlyEqual(word, 0x20) | WordBytes.exactlyEqual(word, 0x0A)
+                | WordBytes.exactlyEqual(word, 0x09) | WordBytes.exactlyEqual(word, 0x0D)
+            let other = ~blank & WordBytes.high
+            if other != 0 {
+                position += other.trailingZeroBitCount / 8
+                return
+            }
+            position += 8
+        }
+        skipWhitespace()
+    }
+
     /// Parses the value at the current position.
     mutating func parseValue() throws -> JSONValue {
         guard position < bytes.count else { throw failure("unexpected end of data") }
@@ -148,7 +169,7 @@ struct JSONParser {
 
     /// Reads a member's name and the `:` after it, leaving the position at its value.
     mutating func memberName() throws -> StringValue {
-        skipWhitespace()
+        skipIndentation()
         guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else { throw failure("expected a member name") }
         let name = try parseStringValue()
         skipWhitespace()
@@ -158,10 +179,75 @@ struct JSONParser {
         return name
     }
 
+    /// A member name a reader expects next (``skipMemberName(_:)``), held as the words of its
+    /// bytes with their quotes, so that it is compared with the document without a scan.
+    struct ExpectedName: Sendable {
+        private var words: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        private var masks: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        /// The quoted name's length; 0 for ``never``.
+        private var count = 0
+
+        /// A name that is never next.
+        static let never = ExpectedName()
+
+        private init() {}
+
+        /// `name`, which must be at most 22 bytes of UTF-8 that JSON writes without escapes.
+        init(_ name: String) {
+            let quoted = Array("\"\(name)\"".utf8)
+            precondition(
+                quoted.count <= 24 && !quoted.dropFirst().dropLast().contains { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C },
+                "an expected member name fits in three words and needs no escape")
+            count = quoted.count
+            quoted.withUnsafeBytes { bytes in
+                words = (WordBytes.load(bytes, at: 0), WordBytes.load(bytes, at: 8), WordBytes.load(bytes, at: 16))
+            }
+            func mask(from offset: Int) -> UInt64 {
+                let covered = min(max(count - offset, 0), 8)
+                return covered == 8 ? .max : (1 << UInt64(8 * covered)) - 1
+            }
+            masks = (mask(from: 0), mask(from: 8), mask(from: 16))
+        }
+
+        /// The quoted name's length when the 24 bytes at `start` begin with it.
+        @inline(__always)
+        fileprivate func isAt(_ start: UnsafeRawPointer) -> Int? {
+            guard count > 0, start.loadUnaligned(as: UInt64.self) & masks.0 == words.0,
+                start.loadUnaligned(fromByteOffset: 8, as: UInt64.self) & masks.1 == words.1,
+                start.loadUnaligned(fromByteOffset: 16, as: UInt64.self) & masks.2 == words.2
+            else { return nil }
+            return count
+        }
+    }
+
+    /// Moves past the member name `expected` and the `:` after it when they are next (with
+    /// whitespace around them), and returns `true`; otherwise moves past whitespace only, for
+    /// ``memberName()`` to read the name. The entries of one section of an MSAL cache have their
+    /// members in one order, so a reader that expects the previous entry's order compares each
+    /// name with one known name instead of scanning it and looking it up. A name that matches
+    /// byte for byte holds no escape: it is the name ``memberName()`` would have read.
+    mutating func skipMemberName(_ expected: ExpectedName) -> Bool {
+        skipIndentation()
+        // Three whole words past the position: a name near the end of the data is read as any other.
+        guard bytes.count - position > 24,
+            let count = expected.isAt(UnsafeRawPointer(bytes.baseAddress! + position))
+        else { return false }
+        let start = position
+        position += count
+        skipWhitespace()
+        guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else {
+            position = start
+            return false
+        }
+        position += 1
+        skipWhitespace()
+        return true
+    }
+
     /// Moves past what follows a member's value: `true` after a comma (another member follows),
     /// `false` after the object's `}`.
     mutating func endOfMember() throws -> Bool {
-        skipWhitespace()
+        skipIndentation()
         guard position < bytes.count else { throw failure("unexpected end of data") }
         if bytes[position] == UInt8(ascii: ",") {
             position += 1

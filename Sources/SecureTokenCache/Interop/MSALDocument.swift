@@ -89,7 +89,7 @@ enum MSALDocument {
     /// it throws.
     ///
     /// The bytes go straight to the records' payloads, without a tree of the document between
-    /// (``EntryPayload/read(_:ordinal:members:into:)``). What the whole parse reads otherwise (a
+    /// (``EntryPayload/read(_:ordinal:members:order:into:)``). What the whole parse reads otherwise (a
     /// repeated section, or member in an entry) and every error are left to ``parse(_:)``.
     static func read(_ bytes: some Collection<UInt8>) throws -> Records {
         if let read = try bytes.withContiguousStorageIfAvailable({ try read($0) }) { return read }

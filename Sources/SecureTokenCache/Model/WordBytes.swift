@@ -34,6 +34,16 @@ enum WordBytes {
         return (difference &- ones) & ~difference & high
     }
 
+    /// The bytes of `word` equal to `byte`, each exactly: no borrow crosses from one byte to
+    /// the next, so every bit set is a match (where ``equal(_:_:)`` is exact only for the
+    /// lowest).
+    @inline(__always)
+    static func exactlyEqual(_ word: UInt64, _ byte: UInt8) -> UInt64 {
+        let low: UInt64 = 0x7F7F_7F7F_7F7F_7F7F
+        let difference = word ^ 0x0101_0101_0101_0101 &* UInt64(byte)
+        return ~(((difference & low) &+ low) | difference | low)
+    }
+
     /// The bytes of `word` below `bound` (at most 0x80).
     @inline(__always)
     static func below(_ word: UInt64, _ bound: UInt8) -> UInt64 {

@@ -22,7 +22,27 @@ import Testing
         #"{"AccessToken": {"a": {"secret": "1"}}, "Account": {}, "AccessToken": {"b": {"secret": "2"}}}"#,
         #"{"AppMetadata": {"m": {"client_id": "c", "userAssertionHash": "h", "user_assertion_hash": "i", "userAssertionHash": "j"}}}"#,
         "{\"Account\":{\"a\":{\"home_account_id\":\"u.t\",\"realm\":\"t\"}}}  \n",
+        Self.changingOrder,
     ]
+
+    /// Entries of one section whose members keep the order of the entry before, then leave it:
+    /// members swapped, a name that starts with the one expected, an unknown name, an expected
+    /// name escaped, whitespace of every kind around names. Each entry is read expecting the
+    /// previous one's order (``JSONParser/skipMemberName(_:)``), and must read as the whole
+    /// parse reads it however far it follows that order.
+    static let changingOrder = """
+        {
+            "AccessToken": {
+                "a": {"secret": "1", "home_account_id": "u.t", "target": "x"},
+                "b": {"secret": "2", "home_account_id": "u.t", "target": "y"},
+                "c": {\t"home_account_id"\r\n: "u.t",\n\n            "secret" :"3"},
+                "d": {"secrets": "4", "secret": "5", "target": "z", "x": 1},
+                "e": {"secrets": "4", "secr\\u0065t": "6", "target"\t\r\n:  "w", "x": 2},
+                "f": {"home_account_id": "u.t"}
+            },
+            "Account": {"u.t": {"home_account_id": "u.t", "realm": "t"}, "v.t": {"home_account_id": "v.t", "realm": "t"}}
+        }
+        """
 
     @Test(arguments: documents + Fixtures.vectorNames.map { try! String(decoding: Fixtures.vector($0), as: UTF8.self) })
     func readsTheRecordsTheWholeParseGives(document: String) throws {
@@ -53,9 +73,15 @@ import Testing
             #"{"AccessToken": {"a": {"secret": "1"}, "b": {}, "a": {"secret": "2"}}}"#, 48, "a",
             #"an entry's key in section "AccessToken""#
         ),
+        // The second "secret" is where the entry before had it: it is matched as expected, and
+        // still counted as a repeat.
+        (
+            #"{"AccessToken": {"a": {"target": "t", "secret": "1"}, "b": {"secret": "2", "secret": "3333333333333333333333333"}}}"#,
+            75, "secret", #"a member name in an entry of section "AccessToken""#
+        ),
     ]
 
-    @Test(arguments: 0..<4) func repeatedNamesAreRefusedWithTheirByteOffset(example: Int) throws {
+    @Test(arguments: 0..<5) func repeatedNamesAreRefusedWithTheirByteOffset(example: Int) throws {
         let (document, offset, name, what) = Self.repeatedNames[example]
         let bytes = Array(document.utf8)
         #expect(bytes[offset...].starts(with: Array("\"\(name)\"".utf8)))
@@ -77,6 +103,8 @@ import Testing
         #"{"AccessToken": {"k": {"secret": tru}}}"#, #"{"AccessToken": {"k": {"secret": "1"} x}"#, #"{"a": 1} x"#,
         "{\"AccessToken\": {\"k\": {\"secret\": \"a\u{01}b\"}}}", #"{"AccessToken": {"k": {"n": 01}}}"#,
         #"{"AccessToken": {"k": {"n": "\x"}}}"#,
+        // An expected name with no ':' after it, far enough from the end to be compared whole.
+        #"{"AccessToken": {"a": {"secret": "1"}, "b": {"secret" x "2222222222222222222222222"}}}"#,
     ])
     func refusesWhatTheWholeParseRefusesWithItsError(document: String) throws {
         let bytes = Array(document.utf8)
@@ -86,9 +114,12 @@ import Testing
         #expect(thrown?.message == expected?.message)
     }
 
-    @Test func aDocumentTruncatedAnywhereIsRefusedAsTheWholeParseRefusesIt() throws {
-        let bytes = try Fixtures.vector("v2_two_accounts_two_tenants")
-        for end in stride(from: 0, to: bytes.count, by: 7) {
+    @Test(arguments: [7, 1])
+    func aDocumentTruncatedAnywhereIsRefusedAsTheWholeParseRefusesIt(step: Int) throws {
+        // A vector every seven bytes, and the entries that change their members' order at
+        // every byte.
+        let bytes = step == 1 ? Array(Self.changingOrder.utf8) : try Fixtures.vector("v2_two_accounts_two_tenants")
+        for end in stride(from: 0, to: bytes.count, by: step) {
             let cut = Array(bytes[..<end])
             let expected = #expect(throws: TokenCacheError.self) { try MSALDocument.parse(cut) }
             let thrown = #expect(throws: TokenCacheError.self) { try MSALDocument.read(cut) }
