@@ -101,7 +101,7 @@ enum EntryPayload {
         if try parser.beginObject() {
             repeat {
                 let expected = count < order.count ? order[count] : 0
-                var code: UInt8
+                let code: UInt8
                 if expected != 0, parser.skipMemberName(expectedNames[Int(expected)]) {
                     code = expected
                 } else {
