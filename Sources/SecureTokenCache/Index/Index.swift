@@ -95,11 +95,13 @@ struct Index: Sendable {
         state.maps.file(stored, adding: true)
     }
 
-    /// Removes the entry filed under `id`, if any.
-    mutating func remove(_ id: EntryID) {
-        guard let stored = state.entries.removeValue(forKey: id) else { return }
+    /// Removes the entry filed under `id`, if any; returns whether there was one.
+    @discardableResult
+    mutating func remove(_ id: EntryID) -> Bool {
+        guard let stored = state.entries.removeValue(forKey: id) else { return false }
         state.countByKind[id.kind, default: 0] -= 1
         state.maps.file(stored, adding: false)
+        return true
     }
 
     /// Sets a client's sign-in state; an empty one is not kept.

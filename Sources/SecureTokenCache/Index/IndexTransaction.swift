@@ -119,8 +119,9 @@ struct IndexTransaction {
     }
 
     mutating func delete(_ id: EntryID) {
-        guard index[id] != nil else { return }
-        index.remove(id)
+        // One lookup: finding the id costs a key compare, which for a key held as its payload
+        // makes the key's text from both payloads.
+        guard index.remove(id) else { return }
         changes.append(.delete(RecordCodec.recordID(id)))
     }
 

@@ -96,7 +96,7 @@ struct KeyText: Sendable {
     static func == (lhs: KeyText, rhs: KeyText) -> Bool {
         switch (lhs.storage, rhs.storage) {
         case (.derived(let left, let leftKind), .derived(let right, let rightKind))
-        where leftKind == rightKind && left.isSamePlace(as: right):
+        where leftKind == rightKind && (left.isSamePlace(as: right) || sameKeyMembers(left, right)):
             return true
         default:
             // Two strings too: not `String`'s `==`, which is canonical equivalence; texts it calls
@@ -105,6 +105,25 @@ struct KeyText: Sendable {
                 rhs.withUTF8 { right in
                     left.count == right.count && (left.isEmpty || memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0)
                 }
+            }
+        }
+    }
+
+    /// Whether the payloads hold the same text, byte for byte, in every member a key is made of:
+    /// then the keys one kind's rule makes of them are equal. Keys are compared after their hashes
+    /// matched, so they are nearly always equal, and this answers without making either key; when
+    /// a member differs (in case only, say) the keys may still be equal, and the caller compares
+    /// them made.
+    private static func sameKeyMembers(_ left: PayloadBytes, _ right: PayloadBytes) -> Bool {
+        left.withUnsafeBytes { left in
+            right.withUnsafeBytes { right in
+                guard let leftMembers = keyMembers(of: left), let rightMembers = keyMembers(of: right) else { return false }
+                for member in 0..<5 {
+                    let (mine, theirs) = (leftMembers[member], rightMembers[member])
+                    guard mine.count == theirs.count else { return false }
+                    if !mine.isEmpty, memcmp(mine.baseAddress!, theirs.baseAddress!, mine.count) != 0 { return false }
+                }
+                return true
             }
         }
     }

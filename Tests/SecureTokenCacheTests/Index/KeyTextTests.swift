@@ -99,6 +99,35 @@ import Testing
         }
     }
 
+    @Test func keysHeldAsTwoPayloadsCompareAsTheirText() throws {
+        // Each key is read from a document of its own, so no two are held by the same payload.
+        func key(_ key: String, home: String, environment: String = "login.microsoftonline.com", target: String = "x") throws
+            -> KeyText
+        {
+            let document = """
+                {"AccessToken": {"\(key)": {"credential_type": "AccessToken", "secret": "s", "home_account_id": "\(home)",
+                  "environment": "\(environment)", "client_id": "c", "target": "\(target)", "realm": "t"}}}
+                """
+            let text = try #require(try MSALDocument.read(Array(document.utf8)).entries.first?.id.nameText)
+            #expect(text.isDerived, "\(key)")
+            return text
+        }
+        let name = "u.t-login.microsoftonline.com-accesstoken-c-t-x"
+        let same = try key(name, home: "u.t")
+        // The same members: equal without making either key.
+        #expect(try same == key(name, home: "u.t"))
+        // A member that differs in case only, and members split at another dash: the same key.
+        #expect(try same == key(name, home: "U.T"))
+        let split = "a-b-c-accesstoken-c-t-x"
+        #expect(try key(split, home: "a-b", environment: "c") == key(split, home: "a", environment: "b-c"))
+        // Another target, another key, and neither equals a string of the other.
+        let otherName = "u.t-login.microsoftonline.com-accesstoken-c-t-y"
+        let other = try key(otherName, home: "u.t", target: "y")
+        #expect(!(same == other))
+        #expect(!(same == KeyText(otherName)))
+        #expect(other == KeyText(otherName))
+    }
+
     @Test func keysThatDifferOnlyInUnicodeNormalisationAreTwoKeys() throws {
         // MSAL compares keys as JSON does, byte for byte: "é" written precomposed and "e" with a
         // combining accent are two keys, though `String`'s `==` calls them equal.
