@@ -1,4 +1,4 @@
-public import SecureTokenCache
+import SecureTokenCache
 
 /// Where a fleet's shared cache lives: a PostgreSQL server, a database on it, and how to log in.
 ///
