@@ -39,6 +39,12 @@ struct KeyText: Sendable {
         } ?? false
     }
 
+    /// The key `kind`'s rule makes from `payload`'s members (``withDerivedKey(_:_:_:)``), or `nil`
+    /// when it makes none.
+    static func derivedString(_ kind: CredentialKind, payload: ArraySlice<UInt8>) -> String? {
+        payload.withUnsafeBytes { payload in withDerivedKey(kind, payload) { String(decoding: $0, as: UTF8.self) } }
+    }
+
     /// The text.
     var string: String {
         switch storage {

@@ -111,6 +111,7 @@ public struct AccessToken: Sendable, Hashable, EntryModel {
     /// its assertion hash: no SDK's key holds it (msal-python writes no such token), and without
     /// it two callers' tokens for the same user and scopes would take one key.
     public var msalKey: String {
+        if extCacheKey == nil, assertionKey == nil, let key = payloadKey(.accessToken) { return key }
         let target = members.string(.target) ?? ""
         var parts = extCacheKey.map { ["atext", clientId, realm, target, $0] } ?? ["AccessToken", clientId, realm, target]
         if let assertionKey { parts.append(assertionKey.value) }

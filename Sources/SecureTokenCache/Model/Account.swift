@@ -58,7 +58,7 @@ public struct Account: Sendable, Hashable, EntryModel {
     public var fields: JSONObject { members.object }
 
     /// The key msal-python 1.39.0 files this entry under.
-    public var msalKey: String { userKey([realm]) }
+    public var msalKey: String { payloadKey(.account) ?? userKey([realm]) }
 }
 
 extension Account {

@@ -42,4 +42,14 @@ extension EntryModel {
         parts.append(contentsOf: rest)
         return String.asciiLowercased(joining: parts, separator: UInt8(ascii: "-"))
     }
+
+    /// The key of `kind` made straight from the payload the members are held as, when ``KeyText``
+    /// makes one of it (every member it is made of a string or absent); `nil` otherwise. It is
+    /// ``userKey(_:)`` of the parts the kind's key names, without reading each member into a
+    /// string of its own first: for callers whose key has no further part (an extended cache key,
+    /// an assertion).
+    func payloadKey(_ kind: CredentialKind) -> String? {
+        guard case .payload(let payload) = members else { return nil }
+        return KeyText.derivedString(kind, payload: payload)
+    }
 }

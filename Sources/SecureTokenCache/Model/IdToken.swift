@@ -34,7 +34,7 @@ public struct IdToken: Sendable, Hashable, EntryModel {
     public var fields: JSONObject { members.object }
 
     /// The key msal-python 1.39.0 files this entry under.
-    public var msalKey: String { userKey(["IdToken", clientId, realm, ""]) }
+    public var msalKey: String { payloadKey(.idToken) ?? userKey(["IdToken", clientId, realm, ""]) }
 }
 
 extension IdToken {

@@ -65,6 +65,7 @@ public struct RefreshToken: Sendable, Hashable, EntryModel {
     /// access token ends with its assertion hash: otherwise it would take the key of the user's
     /// own refresh token for the same client.
     public var msalKey: String {
+        if assertionKey == nil, let key = payloadKey(.refreshToken) { return key }
         var parts = ["RefreshToken", clientId, "", target ?? ""]
         if let assertionKey { parts.append(assertionKey.value) }
         return userKey(parts)

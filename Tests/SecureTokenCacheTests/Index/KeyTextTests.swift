@@ -128,6 +128,43 @@ import Testing
         #expect(other == KeyText(otherName))
     }
 
+    /// Entries whose key is made from their payload when they are held as one, and made member
+    /// by member otherwise (another part, a member that is not a string).
+    static let keyedEntries: [(CredentialKind, JSONObject)] = {
+        let user: JSONObject = [
+            "home_account_id": .string("U-1.T"), "environment": .string("Login.MicrosoftOnline.com"),
+            "client_id": .string("C-1"), "realm": .string("T"), "target": .string("User.Read Mail-Send"),
+        ]
+        func with(_ extra: JSONObject, without: [String] = []) -> JSONObject {
+            var fields = user
+            for (name, value) in extra.members { fields[name] = value }
+            for name in without { fields[name] = nil }
+            return fields
+        }
+        return [
+            (.accessToken, with(["credential_type": .string("AccessToken"), "secret": .string("a")])),
+            (.accessToken, with(["credential_type": .string("AccessToken")], without: ["realm", "target"])),
+            (.accessToken, with(["credential_type": .string("AccessToken"), "ext_cache_key": .string("e")])),
+            (.accessToken, with(["credential_type": .string("AccessToken"), "user_assertion_hash": .string("h")])),
+            (.accessToken, with(["credential_type": .string("AccessToken"), "client_id": .number("12")])),
+            (.refreshToken, with(["credential_type": .string("RefreshToken"), "family_id": .string("1")])),
+            (.refreshToken, with(["credential_type": .string("RefreshToken"), "user_assertion_hash": .string("h")])),
+            (.idToken, with(["credential_type": .string("IdToken"), "secret": .string("e30.e30.")])),
+            (.account, with(["username": .string("u@contoso.com")], without: ["client_id", "target"])),
+            (.account, with(["home_account_id": .null])),
+        ]
+    }()
+
+    @Test(arguments: keyedEntries.indices) func anEntryHeldAsAPayloadHasTheKeyItHasAsAnObject(_ number: Int) throws {
+        let (kind, fields) = Self.keyedEntries[number]
+        let object = CacheEntry(kind: kind, fields: fields)
+        let codes = fields.members.map { KnownField(name: $0.key)?.rawValue ?? 0 }
+        let payload = EntryPayload.encode(ordinal: 1, members: fields.members, codes: codes)[...]
+        let held = CacheEntry(kind: kind, members: .payload(payload), parts: EntryParts(fields))
+        #expect(held.msalKey == object.msalKey)
+        #expect(object.msalKey == object.msalKey.lowercased())
+    }
+
     @Test func keysThatDifferOnlyInUnicodeNormalisationAreTwoKeys() throws {
         // MSAL compares keys as JSON does, byte for byte: "é" written precomposed and "e" with a
         // combining accent are two keys, though `String`'s `==` calls them equal.
