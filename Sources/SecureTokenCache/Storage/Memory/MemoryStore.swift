@@ -9,7 +9,7 @@ final class MemoryStore: CacheStore {
         /// after it are folded in when something needs every record (a load, a reader too far
         /// behind, dropping history), not at each commit: an import of a whole group is then one
         /// append, and the records of a group nobody reloads are held once, in the history.
-        var records: [RecordID: Record] = [:]
+        var records: [HashedID: Record] = [:]
         /// The generation ``records`` is at: at least ``historyBase``, at most ``generation``.
         var recordsGeneration: UInt64 = 0
         /// The latest committed transactions, in order; index `i` holds the changes of generation
@@ -35,13 +35,30 @@ final class MemoryStore: CacheStore {
             for changes in pending {
                 for change in changes {
                     switch change {
-                    case .put(let record): records[record.id] = record
-                    case .delete(let id): records[id] = nil
+                    case .put(let record): records[HashedID(record.id)] = record
+                    case .delete(let id): records[HashedID(id)] = nil
                     }
                 }
             }
             recordsGeneration = generation
         }
+    }
+
+    /// A record's id with its hash, made once: an id whose name is held as its payload
+    /// (``KeyText``) makes the name to hash it, and the dictionary hashes its keys again as it
+    /// grows and as a removal moves its neighbours.
+    private struct HashedID: Hashable {
+        let id: RecordID
+        let hash: Int
+
+        init(_ id: RecordID) {
+            self.id = id
+            hash = id.hashValue
+        }
+
+        func hash(into hasher: inout Hasher) { hasher.combine(hash) }
+
+        static func == (lhs: HashedID, rhs: HashedID) -> Bool { lhs.hash == rhs.hash && lhs.id == rhs.id }
     }
 
     /// How many transactions are kept for readers to replay.
