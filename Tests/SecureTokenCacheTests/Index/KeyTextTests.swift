@@ -165,6 +165,28 @@ import Testing
         #expect(object.msalKey == object.msalKey.lowercased())
     }
 
+    @Test func aPayloadDerivesExactlyItsOwnKeysBytes() throws {
+        let (kind, fields) = Self.keyedEntries[0]
+        let codes = fields.members.map { KnownField(name: $0.key)?.rawValue ?? 0 }
+        let payload = EntryPayload.encode(ordinal: 1, members: fields.members, codes: codes)
+        let key = "u-1.t-login.microsoftonline.com-accesstoken-c-1-t-user.read mail-send"
+        func derives(_ key: String) -> Bool {
+            payload.withUnsafeBytes { payload in
+                Array(key.utf8).withUnsafeBytes { KeyText.derives(kind, payload: payload, key: $0) }
+            }
+        }
+        #expect(CacheEntry(kind: kind, fields: fields).msalKey == key)
+        #expect(derives(key))
+        #expect(!derives(key.uppercased()))
+        #expect(!derives("U" + key.dropFirst()))
+        #expect(!derives(String(key.dropLast())))
+        #expect(!derives(key + "d"))
+        #expect(!derives(key + "-"))
+        #expect(!derives(key.replacing("-accesstoken-", with: "_accesstoken-")))
+        #expect(!derives(key.replacing("mail-send", with: "mail-sent")))
+        #expect(!derives(""))
+    }
+
     @Test func keysThatDifferOnlyInUnicodeNormalisationAreTwoKeys() throws {
         // MSAL compares keys as JSON does, byte for byte: "é" written precomposed and "e" with a
         // combining accent are two keys, though `String`'s `==` calls them equal.
