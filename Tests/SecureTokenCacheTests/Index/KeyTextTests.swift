@@ -155,20 +155,23 @@ import Testing
         ]
     }()
 
+    /// The payload of `fields`, as a record stores them (known members by code).
+    static func payload(of fields: JSONObject) -> [UInt8] {
+        let codes = fields.members.map { KnownField(name: $0.key)?.rawValue ?? 0 }
+        return EntryPayload.encode(ordinal: 1, members: fields.members, codes: codes)
+    }
+
     @Test(arguments: keyedEntries.indices) func anEntryHeldAsAPayloadHasTheKeyItHasAsAnObject(_ number: Int) throws {
         let (kind, fields) = Self.keyedEntries[number]
         let object = CacheEntry(kind: kind, fields: fields)
-        let codes = fields.members.map { KnownField(name: $0.key)?.rawValue ?? 0 }
-        let payload = EntryPayload.encode(ordinal: 1, members: fields.members, codes: codes)[...]
-        let held = CacheEntry(kind: kind, members: .payload(payload), parts: EntryParts(fields))
+        let held = CacheEntry(kind: kind, members: .payload(Self.payload(of: fields)[...]), parts: EntryParts(fields))
         #expect(held.msalKey == object.msalKey)
         #expect(object.msalKey == object.msalKey.lowercased())
     }
 
     @Test func aPayloadDerivesExactlyItsOwnKeysBytes() throws {
         let (kind, fields) = Self.keyedEntries[0]
-        let codes = fields.members.map { KnownField(name: $0.key)?.rawValue ?? 0 }
-        let payload = EntryPayload.encode(ordinal: 1, members: fields.members, codes: codes)
+        let payload = Self.payload(of: fields)
         let key = "u-1.t-login.microsoftonline.com-accesstoken-c-1-t-user.read mail-send"
         func derives(_ key: String) -> Bool {
             payload.withUnsafeBytes { payload in

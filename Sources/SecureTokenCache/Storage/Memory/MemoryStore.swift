@@ -47,18 +47,18 @@ final class MemoryStore: CacheStore {
     /// A record's id with its hash, made once: an id whose name is held as its payload
     /// (``KeyText``) makes the name to hash it, and the dictionary hashes its keys again as it
     /// grows and as a removal moves its neighbours.
-    private struct HashedID: Hashable {
+    private struct HashedID: PrehashedKey {
         let id: RecordID
-        let hash: Int
+        let prehash: Int
 
         init(_ id: RecordID) {
             self.id = id
-            hash = id.hashValue
+            prehash = id.hashValue
         }
 
-        func hash(into hasher: inout Hasher) { hasher.combine(hash) }
+        func hash(into hasher: inout Hasher) { hasher.combine(prehash) }
 
-        static func == (lhs: HashedID, rhs: HashedID) -> Bool { lhs.hash == rhs.hash && lhs.id == rhs.id }
+        static func == (lhs: HashedID, rhs: HashedID) -> Bool { lhs.prehash == rhs.prehash && lhs.id == rhs.id }
     }
 
     /// How many transactions are kept for readers to replay.
