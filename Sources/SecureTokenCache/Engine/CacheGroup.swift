@@ -639,7 +639,7 @@ public final class CacheGroup: Sendable {
                         }
                     }
                     written = transaction.index
-                    return transaction.recordChanges
+                    return transaction.takeRecordChanges()
                 }
                 bound?.committed(at: cursor.generation)
                 if let written { publish(Snapshot(index: written, cursor: cursor), update: update, changes: changes) }

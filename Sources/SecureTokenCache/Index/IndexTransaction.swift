@@ -68,7 +68,8 @@ struct IndexTransaction {
                             payload: EntryPayload.payload($0.payload, ordinal: base + EntryPayload.ordinal(of: $0.payload)! - 1))
                     }
                 if index.fileAll(try RecordCodec.decodeAll(records, keyHashes: keyHashes).filing) == nil {
-                    changes.reserveCapacity(changes.count + records.count)
+                    // And the layout record: a memory store keeps this list as its records.
+                    changes.reserveCapacity(changes.count + records.count + 1)
                     for record in records { changes.append(.put(record)) }
                     return true
                 }
@@ -196,7 +197,18 @@ struct IndexTransaction {
         var all: [RecordChange] = []
         all.reserveCapacity(changes.count + 1)
         all += changes
-        all.append(.put(RecordCodec.record(sections: index.sections)))
+        all.append(.put(layoutRecord))
         return all
     }
+
+    /// ``recordChanges``, moved out of a transaction that is done: the list is handed over
+    /// rather than copied (an import's is a record per entry, each copy a retain and a release),
+    /// and the transaction keeps no changes.
+    mutating func takeRecordChanges() -> [RecordChange] {
+        if index.sections != sectionsBefore { changes.append(.put(layoutRecord)) }
+        defer { changes = [] }
+        return changes
+    }
+
+    private var layoutRecord: Record { RecordCodec.record(sections: index.sections) }
 }

@@ -289,6 +289,8 @@ enum RecordCodec {
     /// Builds an index from a store's records.
     static func build(_ records: [Record]) throws -> Index {
         var index = Index()
+        // A new group: nothing to gather, and gathering nothing still sets up every map's room.
+        guard !records.isEmpty else { return index }
         // The layout first, so entry insertions do not invent a section order.
         for record in records where record.id.kind == .layout { try apply(record, to: &index) }
         let (filing, others) = try decodeAll(records)

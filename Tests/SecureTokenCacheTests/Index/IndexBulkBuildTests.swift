@@ -94,4 +94,33 @@ import Testing
             #expect(bulk.accounts(username: account.username.uppercased()) == single.accounts(username: account.username))
         }
     }
+
+    @Test func anImportIntoANewGroupCommitsEachEntryOnceAndTheLayoutLast() throws {
+        // A new group's index, as a memory group opens with no records.
+        let index = try RecordCodec.build([])
+        #expect(index.count == 0)
+        #expect(index.sections.isEmpty)
+        var transaction = IndexTransaction(index)
+        let document = try MSALDocument.read(try Fixtures.vector(Fixtures.vectorNames[0]))
+        let imported = MSALDocument.merge(document, into: &transaction)
+        #expect(imported == document.entries.count)
+        let listed = transaction.recordChanges
+        let taken = transaction.takeRecordChanges()
+        #expect(transaction.changes.isEmpty)
+        // What is handed over is what would have been copied: every entry's record in document
+        // order, then the section layout the import set.
+        #expect(taken.map(\.id) == listed.map(\.id))
+        #expect(taken.count == document.entries.count + 1)
+        #expect(taken.dropLast().map(\.id) == document.entries.map(\.id))
+        guard case .put(let layout)? = taken.last else {
+            Issue.record("the last change is not a put of the layout")
+            return
+        }
+        #expect(layout.id.kind == .layout)
+        #expect(layout.payload.elementsEqual(RecordCodec.record(sections: transaction.index.sections).payload))
+        // A memory group opened on them has what the import filed.
+        let reopened = try RecordCodec.build(taken.compactMap { if case .put(let record) = $0 { record } else { nil } })
+        #expect(reopened.documentOrder().map(\.id) == transaction.index.documentOrder().map(\.id))
+        #expect(reopened.sections == transaction.index.sections)
+    }
 }
