@@ -189,26 +189,19 @@ struct IndexTransaction {
         index.setSections(names)
     }
 
-    /// The changes to commit, with the section layout when it changed.
+    /// The changes to commit, with the section layout when it changed; the transaction keeps
+    /// them (a write that goes on using them, as one kept in memory through an outage does).
     var recordChanges: [RecordChange] {
-        guard index.sections != sectionsBefore else { return changes }
-        // Exactly as long as it needs: a memory store keeps an import's list as its records, and
-        // `+` would give it room for twice as many.
-        var all: [RecordChange] = []
-        all.reserveCapacity(changes.count + 1)
-        all += changes
-        all.append(.put(layoutRecord))
-        return all
+        var done = self
+        return done.takeRecordChanges()
     }
 
     /// ``recordChanges``, moved out of a transaction that is done: the list is handed over
     /// rather than copied (an import's is a record per entry, each copy a retain and a release),
     /// and the transaction keeps no changes.
     mutating func takeRecordChanges() -> [RecordChange] {
-        if index.sections != sectionsBefore { changes.append(.put(layoutRecord)) }
+        if index.sections != sectionsBefore { changes.append(.put(RecordCodec.record(sections: index.sections))) }
         defer { changes = [] }
         return changes
     }
-
-    private var layoutRecord: Record { RecordCodec.record(sections: index.sections) }
 }
