@@ -3,8 +3,12 @@
 struct MapFiling: Sendable {
     /// The kinds filed, one bit per `CredentialKind.creationOrder`.
     private let kinds: UInt32
-    /// The parts of the key, in the order the key's type takes them (``FilingKey``).
-    let parts: [FilingPart]
+    /// The parts of the key, in the order the key's type takes them (``FilingKey``): the first
+    /// `partCount`. Held inline, not in an array, so that a filing read once per entry and map
+    /// while a group is decoded on several threads retains no shared object.
+    private let parts: InlineArray<6, FilingPart>
+    /// How many of `parts` the key has.
+    private let partCount: Int
     /// The part an entry must have to be filed; `nil`: every entry of the kinds is filed.
     let required: FilingPart?
     /// The part an entry must not have to be filed (it is filed in another map); `nil`: none.
@@ -21,7 +25,10 @@ struct MapFiling: Sendable {
     ) {
         precondition((1...6).contains(parts.count), "a filing key has one to six parts (see SlotKey)")
         self.kinds = kinds.reduce(0) { $0 | 1 << UInt32($1.creationOrder) }
-        self.parts = parts
+        var inline = InlineArray<6, FilingPart>(repeating: .account)
+        for (number, part) in parts.enumerated() { inline[number] = part }
+        self.parts = inline
+        partCount = parts.count
         self.required = required
         self.excluded = excluded
         self.reserve = reserve
@@ -48,7 +55,10 @@ struct MapFiling: Sendable {
         let filesOld = files(old.kind) && admits(old)
         let filesNew = files(new.kind) && admits(new)
         guard filesOld, filesNew else { return filesOld == filesNew }
-        return parts.allSatisfy { ($0.key(of: old) ?? $0.absentKey) == ($0.key(of: new) ?? $0.absentKey) }
+        return (0..<partCount).allSatisfy { number in
+            let part = parts[number]
+            return (part.key(of: old) ?? part.absentKey) == (part.key(of: new) ?? part.absentKey)
+        }
     }
 
     /// The interned slots of the key an entry of `kind` is filed under here, whose members
@@ -57,7 +67,7 @@ struct MapFiling: Sendable {
         guard files(kind) else { return nil }
         if let required, !required.isPresent(slot: slots[required], kind: kind, decoder: decoder) { return nil }
         if let excluded, excluded.isPresent(slot: slots[excluded], kind: kind, decoder: decoder) { return nil }
-        return SlotKey(count: parts.count) { slots[parts[$0]] }
+        return SlotKey(count: partCount) { slots[parts[$0]] }
     }
 
     /// The key made of the interned slots `key` holds.
