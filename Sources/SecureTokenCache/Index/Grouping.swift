@@ -37,8 +37,9 @@ struct Grouping<Key: PrehashedKey>: Sendable {
     /// Adds every row of `other`, moved `offset` rows on, after the rows already here.
     mutating func append(_ other: Grouping, offset: Int) {
         var renumbered = [Int32](repeating: 0, count: other.counts.count)
-        for (group, key) in other.keys.keys.enumerated() {
-            let number = keys.add(key)
+        // By index: each key copied once, into the table, not first out of the other's array.
+        for group in other.counts.indices {
+            let number = keys.add(other.keys.keys[group])
             if number == counts.count { counts.append(0) }
             counts[number] += other.counts[group]
             renumbered[group] = Int32(truncatingIfNeeded: number)
@@ -68,7 +69,8 @@ struct Grouping<Key: PrehashedKey>: Sendable {
 
     /// Calls `body` with every key and how many rows it has.
     func forEachKey(_ body: (Key, Int) -> Void) {
-        for (key, count) in zip(keys.keys, counts) { body(key, count) }
+        // By index: each key lent to `body` where it lies, not copied out of the array.
+        for group in counts.indices { body(keys.keys[group], counts[group]) }
     }
 
     /// The map of every key to its rows of `table`, in the order they were added.

@@ -34,7 +34,11 @@ struct KeyTable<Key: PrehashedKey>: Sendable {
     }
 
     /// The number of `key`, adding it with the next number if the table does not have it yet.
-    mutating func add(_ key: Key) -> Int {
+    ///
+    /// `key` is taken, not borrowed: most keys added are made for the table (a bulk build's
+    /// converted keys, a tally's owners), and are moved into it rather than copied, which for a
+    /// key of several strings is a reference count changed per string.
+    mutating func add(_ key: consuming Key) -> Int {
         let hash = key.prehash
         if let known = number(of: key, hash: hash) { return known }
         if !numbers.hasRoom(for: keys.count + 1) { numbers = NumberTable(hashes: hashes, capacity: 2 * keys.count) }
