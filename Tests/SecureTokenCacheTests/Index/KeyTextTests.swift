@@ -190,6 +190,35 @@ import Testing
         #expect(!derives(""))
     }
 
+    @Test func aPayloadDerivesTheKeyItMakesWhateverTheMembersCaseAndLength() throws {
+        // The check compares each member with the key where it lies, eight bytes at a time
+        // lower-cased: members of every length around a word, in either case, with letters past
+        // ASCII (left as they are) and bytes either side of the letters (`@`, `[`, `` ` ``, `{`).
+        let alphabet = Array("aZ@[`{9-.é".unicodeScalars)
+        var generator = SystemRandomNumberGenerator()
+        for length in 0...19 {
+            var text = ""
+            for _ in 0..<length { text.unicodeScalars.append(alphabet.randomElement(using: &generator)!) }
+            var fields = Self.keyedEntries[0].1
+            fields["realm"] = .string("T" + text)
+            fields["target"] = .string(text + "Read")
+            let payload = Self.payload(of: fields)
+            let made = try #require(KeyText.derivedString(.accessToken, payload: payload[...]))
+            func derives(_ key: String) -> Bool {
+                payload.withUnsafeBytes { payload in
+                    Array(key.utf8).withUnsafeBytes { KeyText.derives(.accessToken, payload: payload, key: $0) }
+                }
+            }
+            #expect(derives(made), "\(made)")
+            var bytes = Array(made.utf8)
+            for position in bytes.indices where bytes[position] >= UInt8(ascii: "a") && bytes[position] <= UInt8(ascii: "z") {
+                bytes[position] -= 0x20
+                #expect(!derives(String(decoding: bytes, as: UTF8.self)), "\(made) with byte \(position) upper-cased")
+                bytes[position] += 0x20
+            }
+        }
+    }
+
     @Test func keysThatDifferOnlyInUnicodeNormalisationAreTwoKeys() throws {
         // MSAL compares keys as JSON does, byte for byte: "é" written precomposed and "e" with a
         // combining accent are two keys, though `String`'s `==` calls them equal.
