@@ -69,8 +69,7 @@ struct Grouping<Key: PrehashedKey>: Sendable {
 
     /// Calls `body` with every key and how many rows it has.
     func forEachKey(_ body: (Key, Int) -> Void) {
-        // By index: each key lent to `body` where it lies, not copied out of the array.
-        for group in counts.indices { body(keys.keys[group], counts[group]) }
+        for (key, count) in zip(keys.keys, counts) { body(key, count) }
     }
 
     /// The map of every key to its rows of `table`, in the order they were added.
