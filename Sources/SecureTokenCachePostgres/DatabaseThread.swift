@@ -102,18 +102,29 @@ final class DatabaseThread: TaskExecutor, @unchecked Sendable {
         private let state = Mutex<(jobs: [UnownedJob], serving: Bool)>(([], true))
         private let ready = DispatchSemaphore(value: 0)
         private let thread: DatabaseThread
+        /// Called by ``enqueue(_:)`` between queueing a job and signalling it: a test's way to
+        /// widen that moment. `nil` outside tests.
+        private let afterQueueing: (@Sendable () -> Void)?
 
-        init(handingOverTo thread: DatabaseThread) {
+        init(handingOverTo thread: DatabaseThread, afterQueueing: (@Sendable () -> Void)? = nil) {
             self.thread = thread
+            self.afterQueueing = afterQueueing
         }
 
         func enqueue(_ job: consuming ExecutorJob) {
+            // Held until the signal is given. Once the job is queued, the waiting thread may take
+            // it without waiting for the signal (it drains the queue after each job), run it to the
+            // end of its task and return from `wait`, and with the task gone nothing else holds
+            // this waiter while the thread that enqueued (an event loop's) still has to signal.
+            let retained = Unmanaged.passRetained(self)
+            defer { retained.release() }
             let job = UnownedJob(job)
             let queued = state.withLock { state -> Bool in
                 guard state.serving else { return false }
                 state.jobs.append(job)
                 return true
             }
+            afterQueueing?()
             if queued { ready.signal() } else { thread.run(job, on: asUnownedTaskExecutor()) }
         }
 
