@@ -191,9 +191,9 @@ import Testing
     }
 
     @Test func aPayloadDerivesTheKeyItMakesWhateverTheMembersCaseAndLength() throws {
-        // The check compares each member with the key where it lies, eight bytes at a time
-        // lower-cased: members of every length around a word, in either case, with letters past
-        // ASCII (left as they are) and bytes either side of the letters (`@`, `[`, `` ` ``, `{`).
+        // Whatever form the check takes (making the key, or comparing members where they lie,
+        // a word at a time): members of every length around a word, in either case, with letters
+        // past ASCII (left as they are) and bytes either side of the letters (`@`, `[`, `` ` ``, `{`).
         let alphabet = Array("aZ@[`{9-.é".unicodeScalars)
         var generator = SystemRandomNumberGenerator()
         for length in 0...19 {

@@ -80,7 +80,7 @@
             #expect(observed.waiter == nil)
         }
 
-        /// Work that outlives the wait:        /// Work that outlives the wait: the caller gets `databaseUnavailable` at the timeout, and
+        /// Work that outlives the wait: the caller gets `databaseUnavailable` at the timeout, and
         /// the work still finishes afterwards, on the database thread, whenever it resumes.
         @Test func workThatOutlivesItsTimeoutFinishesOnTheDatabaseThread() async throws {
             let thread = DatabaseThread()
