@@ -66,9 +66,10 @@ public struct CachePartition: Sendable, Hashable, CustomStringConvertible {
                 self = .app(clientId: token.clientId, tenantId: token.realm, extCacheKey: token.extCacheKey)
             }
         case .refreshToken(let token):
-            // A long-running on-behalf-of session keeps its refresh token under the session key.
-            let fields = token.fields
-            if let hash = UserAssertion.memberNames.lazy.compactMap({ fields.string($0) }).first(where: { !$0.isEmpty }) {
+            // A long-running on-behalf-of session keeps its refresh token under the session key:
+            // the member the index files the token by, read when the entry was, not the entry
+            // made into an object again for each write and partition load.
+            if let hash = token.userAssertionHash, !hash.isEmpty {
                 self.init(holder: .onBehalfOf, key: Self.assertionKey(hash))
             } else {
                 self = .user(token.homeAccountId ?? HomeAccountId(""))
@@ -103,5 +104,5 @@ public struct CachePartition: Sendable, Hashable, CustomStringConvertible {
 
     /// How a store that keeps partitions apart names this one: the holder and the key,
     /// lower-cased, as partitions are compared (a home account id in any case is one user).
-    var storageKey: String { "\(holder.rawValue) \(key.lowercased())" }
+    var storageKey: String { "\(holder.rawValue) \(key.asciiLowercased)" }
 }

@@ -103,6 +103,43 @@ import Testing
         #expect(try group.exportMSAL(includeSecrets: true) == left)
     }
 
+    /// A long-running on-behalf-of session's refresh token is in its session's partition whichever
+    /// SDK's member names the session, as the index files it; a user's own token, or one whose
+    /// member is empty, is in its user's.
+    @Test func aSessionsRefreshTokenIsInThePartitionTheIndexFilesItBy() throws {
+        func refreshToken(_ extra: JSONObject) -> RefreshToken {
+            var fields: JSONObject = [
+                "credential_type": .string("RefreshToken"), "secret": .string("rt"), "home_account_id": .string(Self.bobHome),
+                "environment": .string("login.microsoftonline.com"), "client_id": .string(Fixtures.clientA),
+            ]
+            for (name, value) in extra.members { fields[name] = value }
+            return RefreshToken(fields: fields)
+        }
+        for (member, stored, key) in [
+            ("user_assertion_hash", "Xk9-Session_Key==", "Xk9-Session_Key"), ("userAssertionHash", "nodeSession", "nodeSession"),
+        ] {
+            let token = refreshToken([member: .string(stored)])
+            let partition = try #require(CachePartition(of: .refreshToken(token)))
+            #expect(partition.holder == .onBehalfOf)
+            #expect(partition.key == key)
+            let filedBy = try #require(token.assertionKey)
+            #expect(partition.storageKey == CachePartition.onBehalfOf(key: filedBy).storageKey)
+        }
+        for extra: JSONObject in [[:], ["user_assertion_hash": .string("")]] {
+            #expect(CachePartition(of: .refreshToken(refreshToken(extra))) == .user(HomeAccountId(Self.bobHome)))
+        }
+    }
+
+    /// A partition's storage key lowers its key as `lowercased()` does, letters past ASCII too:
+    /// it names the partition in a database, so it must not change with how it is computed.
+    @Test func aStorageKeyLowersTheKeyAsLowercasedDoes() {
+        for key in ["Bob.Tenant", "bob.tenant", "ÄRZTE.Tenant", "İstanbul.Ωmega", ""] {
+            #expect(CachePartition.user(HomeAccountId(key)).storageKey == "user \(key.lowercased())")
+        }
+        let app = CachePartition.app(clientId: "C1", tenantId: "T1")
+        #expect(app.storageKey == "app c1_t1_apptokencache")
+    }
+
     /// MSAL.NET's `HasTokens`, by which a distributed cache node is deleted: a refresh token, or
     /// an access token valid for 300 s more.
     @Test func aPartitionHasTokensWhileARefreshTokenOrAFreshAccessTokenIsLeft() throws {
