@@ -66,9 +66,9 @@ public struct CachePartition: Sendable, Hashable, CustomStringConvertible {
                 self = .app(clientId: token.clientId, tenantId: token.realm, extCacheKey: token.extCacheKey)
             }
         case .refreshToken(let token):
-            // A long-running on-behalf-of session keeps its refresh token under the session key:
-            // the member the index files the token by, read when the entry was, not the entry
-            // made into an object again for each write and partition load.
+            // A long-running on-behalf-of session keeps its refresh token under the session key,
+            // as parsed with the entry: the member the index files the token by, so the two agree,
+            // and read without decoding every member (this runs for each entry a write puts).
             if let hash = token.userAssertionHash, !hash.isEmpty {
                 self.init(holder: .onBehalfOf, key: Self.assertionKey(hash))
             } else {

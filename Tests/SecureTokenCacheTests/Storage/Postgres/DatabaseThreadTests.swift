@@ -38,8 +38,8 @@
         /// A job enqueued from another thread while the waiting thread is busy is taken by the
         /// waiting thread before its signal is given, and that can be the task's last job: the
         /// wait returns and lets its waiter go while the enqueuing thread has still to signal it.
-        /// The waiter stays alive until the enqueue is done (once, an event loop resuming a query's
-        /// continuation signalled a freed waiter, and the process crashed).
+        /// The waiter stays alive until the enqueue is done: otherwise an event loop resuming a
+        /// query's continuation would signal a freed waiter and crash the process.
         @Test func aWaiterOutlivesAnEnqueueThatFinishesAfterTheWait() throws {
             let thread = DatabaseThread()
             let observed = ObservedWaiter()
