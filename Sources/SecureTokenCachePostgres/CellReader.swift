@@ -3,7 +3,7 @@ import PostgresNIO
 import SecureTokenCache
 
 /// Reads a row's columns in order, as the statements that read a group's rows declare them:
-/// `bytea`, `int8` and `bool` columns and arrays in binary format, read straight from their bytes.
+/// `bytea`, `int8` and `bool` columns in binary format, read straight from their bytes.
 ///
 /// `PostgresRow.decode` of a tuple resolves the tuple's type and each column's decoder at run
 /// time, on every row, and a partition load reads several rows of nine columns while a lookup
@@ -58,16 +58,6 @@ struct CellReader {
         guard cell.bytes != nil else { return nil }
         if let value = Self.binaryBool(cell) { return value }
         return try cell.decode(Bool.self)
-    }
-
-    /// The next column, an array of `type` in binary format (``BinaryArray`` reads it), or `NULL`.
-    mutating func optionalArray(of type: PostgresDataType) throws -> ByteBuffer? {
-        let cell = try next()
-        guard let bytes = cell.bytes else { return nil }
-        guard cell.dataType == type, cell.format == .binary else {
-            throw BinaryArray.malformed("a column came back as \(cell.dataType) where \(type) was expected")
-        }
-        return bytes
     }
 
     private static func binaryBool(_ cell: PostgresCell) -> Bool? {

@@ -15,7 +15,9 @@ struct GroupChangesStatement {
     // The partitions loaded whole first, then what changed, in commit order: a row is in one of
     // the two, never both. A lookup that misses loads one partition, which the statement compares
     // as one value: an array parameter costs its decoding and an array scan on every load.
-    private static func query(locking: Bool, onePartition: Bool) -> String {
+    // Without `changes`, only the partition's rows: what a reader reads when it has heard of no
+    // commit past its version, and which is the whole answer when the head is still there.
+    private static func query(locking: Bool, onePartition: Bool, changes: Bool = true) -> String {
         let loaded = """
             SELECT name, version, deleted, sealed, part FROM stc_rows
              WHERE group_id = $1 AND version <= $2 AND NOT deleted AND \(onePartition ? "part = $3" : "part = ANY($3)")
@@ -24,12 +26,11 @@ struct GroupChangesStatement {
             SELECT name, version, deleted, sealed, part FROM stc_rows
              WHERE group_id = $1 AND version > $2 AND version <= g.generation ORDER BY version
             """
+        let rows = changes ? "(\(loaded))\nUNION ALL\n(\(changed))" : loaded
         return """
             SELECT g.header, g.epoch, g.generation, g.horizon, r.name, r.version, r.deleted, r.sealed, r.part
             FROM stc_groups g LEFT JOIN LATERAL (
-            (\(loaded))
-            UNION ALL
-            (\(changed))
+            \(rows)
             ) r ON true
             WHERE g.id = $1
             """ + (locking ? " FOR UPDATE OF g" : "")
@@ -72,17 +73,9 @@ struct GroupChangesStatement {
     /// changed after it, and the head: the whole answer when the head's generation is still
     /// `version`, and otherwise a reader runs ``run(on:logger:)`` as well. A cheaper read for a
     /// reader that has heard of no commit past `version`.
-    ///
-    /// The rows come back as one row of arrays (``PartitionRows``): a lookup that misses waits for
-    /// this read, and each row of a result is a message to decode and a cell per column to read,
-    /// the head's four repeated on every one.
     func runLoadingOnly(on client: PostgresClient, logger: Logger) async throws -> (RowGroupHead?, [SealedRow]) {
         precondition(loading.count == 1, "a read without the changes loads one partition")
-        var result: (RowGroupHead?, [SealedRow]) = (nil, [])
-        for try await row in try await client.execute(PartitionRows(reading: self), logger: logger) {
-            result = (row.head, try row.rows(of: loading[0]))
-        }
-        return result
+        return try await Self.collect(client.execute(OnePartitionLoadingOnly(reading: self), logger: logger))
     }
 
     /// The same read, locking the group's head for the rest of the transaction on `connection`
@@ -105,8 +98,9 @@ struct GroupChangesStatement {
     }
 
     /// The statement's prepared forms: any number of partitions to load, or one, each with the
-    /// group's head locked or not. Each is named: a type's default name is its full Swift name,
-    /// and PostgreSQL cuts a statement's name to 63 bytes, which would give them all one name.
+    /// group's head locked or not, and one partition without the changes. Each is named: a type's
+    /// default name is its full Swift name, and PostgreSQL cuts a statement's name to 63 bytes,
+    /// which would give them all one name.
     fileprivate protocol Form: PostgresPreparedStatement where Row == GroupChangesStatement.Row {
         var reading: GroupChangesStatement { get }
     }
@@ -120,6 +114,12 @@ struct GroupChangesStatement {
     private struct OnePartition: Form {
         static let name = "stc_group_changes_one"
         static let sql = query(locking: false, onePartition: true)
+        var reading: GroupChangesStatement
+    }
+
+    private struct OnePartitionLoadingOnly: Form {
+        static let name = "stc_group_changes_one_loading_only"
+        static let sql = query(locking: false, onePartition: true, changes: false)
         var reading: GroupChangesStatement
     }
 
@@ -156,61 +156,4 @@ struct GroupChangesStatement {
 extension GroupChangesStatement.Form {
     func makeBindings() throws -> PostgresBindings { reading.makeBindings() }
     func decodeRow(_ row: PostgresRow) throws -> Row { try GroupChangesStatement.decodeRow(row) }
-}
-
-/// The live rows of one partition written up to a version, with the group's head, as one row:
-/// the head's columns, then the rows' names, versions and sealed records as three arrays in the
-/// same order (`NULL` when the partition has no row). One statement is one snapshot, as for
-/// ``GroupChangesStatement``.
-private struct PartitionRows: PostgresPreparedStatement {
-    static let name = "stc_partition_rows"
-    // The three aggregates read the same rows in the same order, so that the arrays line up.
-    static let sql = """
-        SELECT g.header, g.epoch, g.generation, g.horizon, r.names, r.versions, r.sealed
-        FROM stc_groups g CROSS JOIN LATERAL (
-            SELECT array_agg(name) AS names, array_agg(version) AS versions, array_agg(sealed) AS sealed FROM stc_rows
-             WHERE group_id = $1 AND version <= $2 AND NOT deleted AND part = $3
-        ) r
-        WHERE g.id = $1
-        """
-
-    /// The head and the arrays, read but not yet taken apart.
-    struct Row {
-        var head: RowGroupHead
-        var names: ByteBuffer?
-        var versions: ByteBuffer?
-        var sealed: ByteBuffer?
-
-        /// The rows, each of `partition`.
-        func rows(of partition: [UInt8]) throws -> [SealedRow] {
-            guard let names, let versions, let sealed else { return [] }
-            let nameList = try BinaryArray.byteArrays(names)
-            let versionList = try BinaryArray.int64s(versions)
-            let sealedList = try BinaryArray.byteArrays(sealed)
-            guard nameList.count == versionList.count, nameList.count == sealedList.count else {
-                throw BinaryArray.malformed("a partition's arrays of rows differ in length")
-            }
-            var rows: [SealedRow] = []
-            rows.reserveCapacity(nameList.count)
-            for index in nameList.indices {
-                rows.append(
-                    SealedRow(
-                        name: nameList[index], version: UInt64(versionList[index]), isDeletion: false,
-                        sealed: sealedList[index], partition: partition))
-            }
-            return rows
-        }
-    }
-
-    var reading: GroupChangesStatement
-
-    func makeBindings() throws -> PostgresBindings { reading.makeBindings() }
-
-    func decodeRow(_ row: PostgresRow) throws -> Row {
-        var cells = CellReader(row)
-        let head = RowGroupHead(columns: (try cells.bytes(), try cells.int64(), try cells.int64(), try cells.int64()))
-        return Row(
-            head: head, names: try cells.optionalArray(of: .byteaArray), versions: try cells.optionalArray(of: .int8Array),
-            sealed: try cells.optionalArray(of: .byteaArray))
-    }
 }
