@@ -58,8 +58,8 @@ public struct CachePartition: Sendable, Hashable, CustomStringConvertible {
     init?(of entry: CacheEntry) {
         switch entry {
         case .accessToken(let token):
-            if let hash = token.userAssertionHash, !hash.isEmpty {
-                self.init(holder: .onBehalfOf, key: Self.assertionKey(hash))
+            if let session = Self.onBehalfOf(storedHash: token.userAssertionHash) {
+                self = session
             } else if let home = token.homeAccountId {
                 self = .user(home)
             } else {
@@ -69,8 +69,8 @@ public struct CachePartition: Sendable, Hashable, CustomStringConvertible {
             // A long-running on-behalf-of session keeps its refresh token under the session key,
             // as parsed with the entry: the member the index files the token by, so the two agree,
             // and read without decoding every member (this runs for each entry a write puts).
-            if let hash = token.userAssertionHash, !hash.isEmpty {
-                self.init(holder: .onBehalfOf, key: Self.assertionKey(hash))
+            if let session = Self.onBehalfOf(storedHash: token.userAssertionHash) {
+                self = session
             } else {
                 self = .user(token.homeAccountId ?? HomeAccountId(""))
             }
@@ -78,6 +78,13 @@ public struct CachePartition: Sendable, Hashable, CustomStringConvertible {
         case .account(let account): self = .user(account.homeAccountId)
         case .appMetadata: return nil
         }
+    }
+
+    /// The on-behalf-of partition of a token that stores `hash` as its `user_assertion_hash`;
+    /// `nil` for none or an empty one (the token is then its user's or its app's).
+    private static func onBehalfOf(storedHash hash: String?) -> CachePartition? {
+        guard let hash, !hash.isEmpty else { return nil }
+        return CachePartition(holder: .onBehalfOf, key: assertionKey(hash))
     }
 
     /// `key` as a partition key: an assertion hash without the padding the Go SDK writes.
