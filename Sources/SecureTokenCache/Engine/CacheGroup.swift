@@ -689,13 +689,17 @@ public final class CacheGroup: Sendable {
     public func importMSAL(_ json: some Collection<UInt8>) throws -> Int {
         defer { HeapTrim.after(handling: json.count) }
         let document = try MSALDocument.read(json)
+        // Throws where an object of the document repeats a name, saying where.
+        let checkNoRepeatedName = {
+            try json.withContiguousStorageIfAvailable(MSALDocument.checkNoRepeatedName)
+                ?? Array(json).withUnsafeBufferPointer(MSALDocument.checkNoRepeatedName)
+        }
         return try write { transaction in
-            let imported = MSALDocument.merge(document, into: &transaction)
+            // Two entries with one id: refused before they are filed one by one, when a section
+            // repeats a key (not when two spellings of one section name the same).
+            let imported = try MSALDocument.merge(document, into: &transaction, repeatedID: checkNoRepeatedName)
             // Fewer than were read: a section repeats a key. Nothing is filed; say where.
-            if imported < document.entries.count {
-                try json.withContiguousStorageIfAvailable(MSALDocument.checkNoRepeatedName)
-                    ?? Array(json).withUnsafeBufferPointer(MSALDocument.checkNoRepeatedName)
-            }
+            if imported < document.entries.count { try checkNoRepeatedName() }
             return imported
         }
     }

@@ -60,6 +60,12 @@ struct EntryMap: Sendable {
         return base.stored(at: row)
     }
 
+    /// The ordinal of the entry filed under `id`, found without making the entry a typed one.
+    func ordinal(of id: EntryID) -> UInt64? {
+        if let changed = changes[id] { return changed?.ordinal }
+        return baseRow(of: id).map { base.rows[$0].ordinal }
+    }
+
     /// Files `stored` under `id`; returns the entry it replaced.
     @discardableResult
     mutating func updateValue(_ stored: StoredEntry, forKey id: EntryID) -> StoredEntry? {
@@ -122,6 +128,30 @@ struct EntryMap: Sendable {
             places[kind] = held.sorted { $0.ordinal < $1.ordinal }.map(\.place)
         }
         return (places, payloadBytes)
+    }
+
+    /// Every entry as the record a store holds it as, in ordinal order (then id order, for the
+    /// entries that instances each holding part of a group gave one ordinal): for filing the
+    /// entries again with others in one pass (a large import into a group that holds entries). A
+    /// payload the base holds is shared, not copied, and no entry is made into a typed one.
+    func recordsInOrder() -> [(ordinal: UInt64, record: Record)] {
+        var held: [(ordinal: UInt64, id: EntryID, record: Record)] = []
+        held.reserveCapacity(count)
+        for row in 0..<base.count where changes.isEmpty || changes[base.id(at: row)] == nil {
+            let filed = base.rows[row]
+            switch filed.source {
+            case .payload(let payload):
+                held.append((filed.ordinal, filed.id, Record(id: RecordCodec.recordID(filed.id), bytes: payload)))
+            case .entry(let entry):
+                let stored = StoredEntry(id: filed.id, ordinal: filed.ordinal, entry: entry)
+                held.append((filed.ordinal, filed.id, RecordCodec.record(stored)))
+            }
+        }
+        changes.forEach { _, changed in
+            if let changed { held.append((changed.ordinal, changed.id, RecordCodec.record(changed))) }
+        }
+        held.sort { $0.ordinal != $1.ordinal ? $0.ordinal < $1.ordinal : $0.id < $1.id }
+        return held.map { ($0.ordinal, $0.record) }
     }
 
     /// Where ``heldInOrder()`` found an entry: a row of the base, or a change since.

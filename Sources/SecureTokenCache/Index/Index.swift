@@ -230,6 +230,22 @@ struct Index: Sendable {
         return nil
     }
 
+    /// Files again, in one go, an index that holds entries: its entries and maps become those of
+    /// `filing`, which gathered every entry the index is to hold (``fileAll(_:)``); everything
+    /// else it holds stays.
+    ///
+    /// - Returns: `nil` when every entry was filed; when two have the same id, the index is left
+    ///   as it was, and the result is every gathered entry, typed, in order.
+    mutating func refileAll(_ filing: consuming BulkFiling) -> [StoredEntry]? {
+        var refiled = self
+        refiled.state.entries = EntryMap()
+        refiled.state.maps = IndexMaps()
+        refiled.state.countByKind = [:]
+        if let repeated = refiled.fileAll(filing) { return repeated }
+        self = refiled
+        return nil
+    }
+
     /// From this many entries on, ``fileAll(_:)`` builds the id map on another processor.
     static let parallelFilingThreshold = 4_096
 

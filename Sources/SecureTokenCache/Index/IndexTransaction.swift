@@ -51,39 +51,109 @@ struct IndexTransaction {
     }
 
     /// Files entry records (an import's: payloads whose ordinals count from 1) under their names,
-    /// as ``put(_:key:)`` would one by one. Into an index without entries every map is filled in
-    /// one pass from the records, as opening a group fills them. Returns whether they were filed
-    /// that way, which needs every id to be another. `keyHashes`, when given, are the records'
-    /// names' ``StringHash``es, in order.
-    mutating func putAll(_ records: [Record], keyHashes: [Int]? = nil) -> Bool {
-        do {
-            if index.count == 0 {
-                let base = index.nextOrdinal
-                let records =
-                    base == 1
-                    ? records
-                    : records.map {
-                        Record(
-                            id: $0.id,
-                            payload: EntryPayload.payload($0.payload, ordinal: base + EntryPayload.ordinal(of: $0.payload)! - 1))
-                    }
-                if index.fileAll(try RecordCodec.decodeAll(records, keyHashes: keyHashes).filing) == nil {
-                    // And the layout record: a memory store keeps this list as its records.
-                    changes.reserveCapacity(changes.count + records.count + 1)
-                    for record in records { changes.append(.put(record)) }
-                    return true
-                }
-            }
-            // A repeated id keeps its first ordinal, as put does.
-            var decoder = EntryDecoder()
-            for record in records {
-                let kind = RecordCodec.credentialKind(record.id.kind)!
-                put(try decoder.decode(kind: kind, payload: record.payload).entry, key: record.id.name)
-            }
-            return false
-        } catch {
-            preconditionFailure("a payload written for an import does not decode")
+    /// as ``put(_:key:)`` would one by one: a record under an id the index holds takes that
+    /// entry's place and ordinal (and is no change when it holds the same members), the others
+    /// come after in order, and a later record of an id replaces an earlier one.
+    ///
+    /// Every map is filled in one pass from the records, as opening a group fills them, into an
+    /// index without entries, and into one that holds entries when the records are many beside
+    /// them (``filesInOneGo(adding:to:)``): then its entries are filed again with them. That
+    /// needs every record's id to be another; when two records share one, nothing is filed that
+    /// way, `repeatedID` is called (an import refuses the document there), and then the records
+    /// are filed one by one. Returns whether they were filed in one pass. `keyHashes`, when
+    /// given, are the records' names' ``StringHash``es, in order.
+    mutating func putAll(_ records: [Record], keyHashes: [Int]?, repeatedID: () throws -> Void) rethrows -> Bool {
+        if index.count == 0 || Self.filesInOneGo(adding: records.count, to: index.count) {
+            let filed = index.count == 0 ? fileAll(records, keyHashes: keyHashes) : fileAgain(with: records, keyHashes: keyHashes)
+            if filed { return true }
+            try repeatedID()
         }
+        // A repeated id keeps its first ordinal, as put does.
+        var decoder = EntryDecoder()
+        for record in records {
+            let kind = RecordCodec.credentialKind(record.id.kind)!
+            put(Self.decoded(try? decoder.decode(kind: kind, payload: record.payload).entry), key: record.id.name)
+        }
+        return false
+    }
+
+    /// Whether ``putAll(_:keyHashes:repeatedID:)`` files `added` records into an index that holds
+    /// `held` entries by filing them all again in one pass: once the records are more than a
+    /// small part of the index. Filing an entry in one pass costs a small part of inserting it
+    /// into a dozen persistent maps, but every entry the index holds is filed again; a few
+    /// records are cheaper to insert one by one.
+    static func filesInOneGo(adding added: Int, to held: Int) -> Bool {
+        added >= 64 && added * 5 >= held
+    }
+
+    /// ``putAll(_:keyHashes:repeatedID:)``'s filing in one pass into an index without entries;
+    /// `false`, with nothing filed, when two records share an id.
+    private mutating func fileAll(_ records: [Record], keyHashes: [Int]?) -> Bool {
+        let base = index.nextOrdinal
+        let records =
+            base == 1
+            ? records
+            : records.map {
+                Record(
+                    id: $0.id,
+                    payload: EntryPayload.payload($0.payload, ordinal: base + EntryPayload.ordinal(of: $0.payload)! - 1))
+            }
+        guard index.fileAll(Self.decoded(try? RecordCodec.decodeAll(records, keyHashes: keyHashes).filing)) == nil else {
+            return false
+        }
+        // And the layout record: a memory store keeps this list as its records.
+        changes.reserveCapacity(changes.count + records.count + 1)
+        for record in records { changes.append(.put(record)) }
+        return true
+    }
+
+    /// ``putAll(_:keyHashes:repeatedID:)``'s filing in one pass into an index that holds entries:
+    /// they are filed again with the records; `false`, with nothing filed, when two records share
+    /// an id.
+    private mutating func fileAgain(with records: [Record], keyHashes: [Int]?) -> Bool {
+        // The index's entries in order, each record that replaces one in its place, the others
+        // after them.
+        var filed = index.entries.recordsInOrder()
+        var replaced = Set<Int>()
+        var added: [Record] = []
+        var put: [RecordChange] = []
+        var next = index.nextOrdinal
+        for position in records.indices {
+            let record = records[position]
+            let kind = RecordCodec.credentialKind(record.id.kind)!
+            let id = EntryID(kind: kind, keyText: record.id.nameText, keyHash: keyHashes?[position])
+            guard let ordinal = index.entries.ordinal(of: id) else {
+                added.append(Record(id: record.id, payload: EntryPayload.payload(record.payload, ordinal: next)))
+                put.append(.put(added[added.count - 1]))
+                next += 1
+                continue
+            }
+            // The list is in ordinal order; instances that each hold part of a group may have
+            // given one ordinal to two entries, so the id decides among those.
+            var at = 0
+            var end = filed.count
+            while at < end {
+                let middle = (at + end) / 2
+                if filed[middle].ordinal < ordinal { at = middle + 1 } else { end = middle }
+            }
+            while filed[at].record.id != record.id { at += 1 }
+            guard replaced.insert(at).inserted else { return false }
+            if EntryPayload.sameMembers(filed[at].record.payload, record.payload) { continue }
+            filed[at].record = Record(id: record.id, payload: EntryPayload.payload(record.payload, ordinal: ordinal))
+            put.append(.put(filed[at].record))
+        }
+        // Every record held what its entry holds: nothing to file.
+        if put.isEmpty { return true }
+        let all = filed.map(\.record) + added
+        guard index.refileAll(Self.decoded(try? RecordCodec.decodeAll(all).filing)) == nil else { return false }
+        changes += put
+        return true
+    }
+
+    /// What decoding an import's payload made: they were written by this engine's own reader.
+    private static func decoded<Value>(_ value: Value?) -> Value {
+        guard let value else { preconditionFailure("a payload written for an import does not decode") }
+        return value
     }
 
     /// Replaces the entry filed under `existing` with `entry`: in place when `existing` is under

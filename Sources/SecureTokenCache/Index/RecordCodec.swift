@@ -407,8 +407,7 @@ enum RecordCodec {
             let keyText = records[index].id.nameText
             gathered.add(
                 EntryTable.Row(
-                    id: keyHashes.map { EntryID(kind: kind, keyText: keyText, keyHash: $0[index]) }
-                        ?? EntryID(kind: kind, keyText: keyText),
+                    id: EntryID(kind: kind, keyText: keyText, keyHash: keyHashes?[index]),
                     ordinal: ordinal,
                     source: .payload(records[index].bytes)
                 ),

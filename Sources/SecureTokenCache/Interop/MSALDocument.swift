@@ -197,6 +197,14 @@ enum MSALDocument {
     /// Returns the number of entries the document holds.
     @discardableResult
     static func merge(_ document: Records, into transaction: inout IndexTransaction) -> Int {
+        merge(document, into: &transaction, repeatedID: {})
+    }
+
+    /// ``merge(_:into:)-(Records,_)``, calling `repeatedID` before any entry is filed when filing
+    /// them in one pass finds two entries with one id (``IndexTransaction/putAll(_:keyHashes:repeatedID:)``).
+    static func merge(
+        _ document: Records, into transaction: inout IndexTransaction, repeatedID: () throws -> Void
+    ) rethrows -> Int {
         var names = transaction.index.sections
         for (name, _) in document.sections {
             let kind = CredentialKind(sectionName: name)
@@ -208,7 +216,8 @@ enum MSALDocument {
             if case .unknown(let value) = content { transaction.setUnknownSection(name, value) }
         }
         // Filed in bulk only when no two entries have one id: then none repeats in a section.
-        return transaction.putAll(document.entries, keyHashes: document.keyHashes) ? document.entries.count : document.entryCount
+        let inOnePass = try transaction.putAll(document.entries, keyHashes: document.keyHashes, repeatedID: repeatedID)
+        return inOnePass ? document.entries.count : document.entryCount
     }
 
     /// Merges a parsed document into a transaction, as ``merge(_:into:)-(Records,_)`` merges its

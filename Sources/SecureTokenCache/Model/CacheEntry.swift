@@ -138,9 +138,10 @@ struct EntryID: Sendable, Hashable, Comparable {
         self.init(kind: kind, keyText: keyText, keyHash: keyText.stringHash)
     }
 
-    /// The id of `keyText`, whose ``StringHash`` is `keyHash`: computed where the key's bytes were
-    /// at hand, for a key held as its payload, which would be made again to be hashed.
-    init(kind: CredentialKind, keyText: KeyText, keyHash: Int) {
+    /// The id of `keyText`, whose ``StringHash`` is `keyHash` when given: computed where the key's
+    /// bytes were at hand, for a key held as its payload, which would be made again to be hashed.
+    init(kind: CredentialKind, keyText: KeyText, keyHash: Int?) {
+        let keyHash = keyHash ?? keyText.stringHash
         assert(keyHash == keyText.stringHash, "a key's hash that is not its StringHash")
         self.kind = kind
         self.keyText = keyText

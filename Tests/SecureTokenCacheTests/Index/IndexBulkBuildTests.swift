@@ -123,4 +123,114 @@ import Testing
         #expect(reopened.documentOrder().map(\.id) == transaction.index.documentOrder().map(\.id))
         #expect(reopened.sections == transaction.index.sections)
     }
+
+    /// Stores a response for each of `users` (numbered, in the client the number picks) with
+    /// access tokens whose secret ends in `secret`.
+    private static func store(users: Range<Int>, secret: String, into group: CacheGroup) throws {
+        for user in users {
+            let cache = try TokenCache(clientId: user % 3 == 0 ? Fixtures.clientB : Fixtures.clientA, group: group)
+            let response = try Fixtures.response(
+                uid: "00000000-0000-0000-3333-\(String(1_000_000_000_000 + user).suffix(12))",
+                username: "User\(user)@Contoso.com",
+                accessToken: "at-\(user)-\(secret)", scope: "Scope\(user % 5).Read openid profile",
+                foci: user % 2 == 0 ? "1" : nil)
+            try cache.store(
+                response, for: try Fixtures.request(client: cache.clientId, scopes: ["Scope\(user % 5).Read"]), signIn: true)
+        }
+    }
+
+    @Test func aLargeImportIntoAGroupThatHoldsEntriesFilesAsPuttingThemOneByOneDoes() throws {
+        // The group: entries read from a document (held as payloads) and entries stored since
+        // (typed, in the index's changes), and one sharing its ordinal with another, as two
+        // instances that each hold part of a group may give.
+        let group = try Fixtures.group()
+        try group.importMSAL(try Fixtures.vector("v2_two_accounts_two_tenants"))
+        try Self.store(users: 0..<10, secret: "old", into: group)
+        var index = try group.index()
+        // Both from the vector, which the document holds unchanged.
+        let vectorTokens = index.documentOrder().filter { $0.id.kind == .accessToken }.prefix(2)
+        let twin = try #require(vectorTokens.first)
+        let sharing = try #require(vectorTokens.last)
+        index.insert(
+            StoredEntry(id: EntryID(kind: .accessToken, key: twin.id.key + "-twin"), ordinal: sharing.ordinal, entry: twin.entry))
+        // The document: the vector's entries unchanged, the ten users' with new secrets (their
+        // accounts unchanged), the twin's with a new one, and sixty users more.
+        let source = try Fixtures.group()
+        try source.importMSAL(try Fixtures.vector("v2_two_accounts_two_tenants"))
+        try Self.store(users: 0..<70, secret: "new", into: source)
+        var twinFields = twin.entry.fields
+        twinFields["secret"] = .string("twin-new")
+        let twinChanged = StoredEntry(
+            id: EntryID(kind: .accessToken, key: twin.id.key + "-twin"), ordinal: 1,
+            entry: CacheEntry(kind: .accessToken, fields: twinFields))
+        var document = try MSALDocument.read(try source.exportMSAL(includeSecrets: true))
+        document.entries.append(RecordCodec.record(twinChanged))
+        document.keyHashes = nil
+        #expect(IndexTransaction.filesInOneGo(adding: document.entries.count, to: index.count))
+
+        var inOnePass = IndexTransaction(index)
+        #expect(MSALDocument.merge(document, into: &inOnePass) == document.entries.count)
+        // The same records put one by one, as an import of a few records does.
+        var oneByOne = IndexTransaction(index)
+        oneByOne.setSections(inOnePass.index.sections)
+        var decoder = EntryDecoder()
+        for record in document.entries {
+            let kind = try #require(RecordCodec.credentialKind(record.id.kind))
+            oneByOne.put(try decoder.decode(kind: kind, payload: record.payload).entry, key: record.id.name)
+        }
+
+        // In ordinal order, then id order for the two that share one.
+        func inOrder(_ index: Index) -> [StoredEntry] {
+            index.documentOrder().sorted { $0.ordinal != $1.ordinal ? $0.ordinal < $1.ordinal : $0.id < $1.id }
+        }
+        let filed = inOnePass.index
+        let put = oneByOne.index
+        #expect(filed.count == put.count && filed.count > index.count)
+        #expect(inOrder(filed).map(\.id) == inOrder(put).map(\.id))
+        #expect(inOrder(filed).map(\.ordinal) == inOrder(put).map(\.ordinal))
+        #expect(inOrder(filed).map(\.entry) == inOrder(put).map(\.entry))
+        #expect(filed.countByKind.filter { $0.value > 0 } == put.countByKind.filter { $0.value > 0 })
+        #expect(filed.nextOrdinal == put.nextOrdinal)
+        #expect(filed[twinChanged.id]?.entry.fields.string("secret") == "twin-new")
+        #expect(filed[twin.id]?.entry.fields == twin.entry.fields)
+        // Every map files the same entries under the same keys; in document order, as opening the
+        // group's records files them.
+        let filedMaps = filed.filingContents()
+        #expect(filedMaps == (try RecordCodec.build(inOrder(filed).map(RecordCodec.record)).filingContents()))
+        for (name, contents) in put.filingContents() {
+            #expect(filedMaps[name]?.mapValues(Set.init) == contents.mapValues(Set.init), "map \(name)")
+        }
+        // The changes: a record for each entry that changed or came, none for the unchanged.
+        func puts(_ transaction: IndexTransaction) -> [RecordID: [UInt8]] {
+            var records: [RecordID: [UInt8]] = [:]
+            for case .put(let record) in transaction.changes { records[record.id] = Array(record.payload) }
+            return records
+        }
+        // Putting one by one also writes an entry stored since the import (typed) again when the
+        // document holds it unchanged; filed in one pass, it is no change.
+        let written = puts(inOnePass)
+        var writtenOneByOne = puts(oneByOne)
+        for (id, payload) in writtenOneByOne where written[id] == nil {
+            let stored = try #require(index.entries.recordsInOrder().first { $0.record.id == id }?.record)
+            #expect(EntryPayload.sameMembers(stored.payload, payload[...]), "\(id.name)")
+            writtenOneByOne[id] = nil
+        }
+        #expect(written == writtenOneByOne)
+        #expect(written.count < document.entries.count)
+
+        // The same document again is no change at all.
+        var again = IndexTransaction(filed)
+        #expect(MSALDocument.merge(document, into: &again) == document.entries.count)
+        #expect(again.changes.isEmpty)
+        #expect(inOrder(again.index).map(\.ordinal) == inOrder(filed).map(\.ordinal))
+
+        // A record repeated: the caller hears of it before anything is filed.
+        struct Refused: Error {}
+        var repeated = document
+        repeated.entries.append(document.entries[document.entries.count / 2])
+        var refused = IndexTransaction(index)
+        #expect(throws: Refused.self) { try MSALDocument.merge(repeated, into: &refused) { throw Refused() } }
+        #expect(refused.changes.isEmpty)
+        #expect(refused.index.documentOrder().map(\.id) == index.documentOrder().map(\.id))
+    }
 }
