@@ -204,6 +204,18 @@ let benchmarks: @Sendable () -> Void = {
                     blackHole(try group.importMSAL(workload.json))
                 }
             }
+            // Importing them into a group that holds the first 1,000 users' tokens already: those
+            // stay in place (unchanged), the rest come after them.
+            let held = Workload(accessTokens: 1_000)
+            Benchmark("Memory.importMSALIntoHeld.10000", configuration: single) { benchmark in
+                for _ in benchmark.scaledIterations {
+                    let group = CacheGroup(inMemory: "stc-bench-import")
+                    try group.importMSAL(held.json)
+                    benchmark.startMeasurement()
+                    blackHole(try group.importMSAL(workload.json))
+                    benchmark.stopMeasurement()
+                }
+            }
             // Exporting them again as msal-python's bytes (what its serialize() writes).
             Benchmark("Memory.exportMSAL.10000", configuration: single) { benchmark in
                 let (group, _) = try workload.open()
