@@ -695,8 +695,9 @@ public final class CacheGroup: Sendable {
                 ?? Array(json).withUnsafeBufferPointer(MSALDocument.checkNoRepeatedName)
         }
         return try write { transaction in
-            // Two entries with one id: refused before they are filed one by one, when a section
-            // repeats a key (not when two spellings of one section name the same).
+            // Two entries with one id stop a filing in one pass: a key its section repeats is
+            // refused there, before the entries would be filed one by one. (Two spellings of one
+            // section, IdToken and IDToken, may name one key: those are filed, the later kept.)
             let imported = try MSALDocument.merge(document, into: &transaction, repeatedID: checkNoRepeatedName)
             // Fewer than were read: a section repeats a key. Nothing is filed; say where.
             if imported < document.entries.count { try checkNoRepeatedName() }
