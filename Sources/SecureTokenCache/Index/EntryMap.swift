@@ -134,7 +134,7 @@ struct EntryMap: Sendable {
     /// entries that instances each holding part of a group gave one ordinal): for filing the
     /// entries again with others in one pass (a large import into a group that holds entries). A
     /// payload the base holds is shared, not copied, and no entry is made into a typed one.
-    func recordsInOrder() -> [(ordinal: UInt64, record: Record)] {
+    func recordsInOrder() -> [(id: EntryID, record: Record)] {
         var held: [(ordinal: UInt64, id: EntryID, record: Record)] = []
         held.reserveCapacity(count)
         for row in 0..<base.count where changes.isEmpty || changes[base.id(at: row)] == nil {
@@ -151,7 +151,7 @@ struct EntryMap: Sendable {
             if let changed { held.append((changed.ordinal, changed.id, RecordCodec.record(changed))) }
         }
         held.sort { $0.ordinal != $1.ordinal ? $0.ordinal < $1.ordinal : $0.id < $1.id }
-        return held.map { ($0.ordinal, $0.record) }
+        return held.map { ($0.id, $0.record) }
     }
 
     /// Where ``heldInOrder()`` found an entry: a row of the base, or a change since.

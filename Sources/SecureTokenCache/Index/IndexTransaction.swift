@@ -111,42 +111,37 @@ struct IndexTransaction {
     /// they are filed again with the records; `false`, with nothing filed, when two records share
     /// an id.
     private mutating func fileAgain(with records: [Record], keyHashes: [Int]?) -> Bool {
-        // The index's entries in order, each record that replaces one in its place, the others
-        // after them.
-        var filed = index.entries.recordsInOrder()
-        var replaced = Set<Int>()
+        // The records under ids the index holds, with the ordinals of the entries they replace,
+        // and the others, numbered after the index's entries.
+        var replacing: [EntryID: (ordinal: UInt64, record: Record)] = [:]
         var added: [Record] = []
-        var put: [RecordChange] = []
-        var next = index.nextOrdinal
         for position in records.indices {
             let record = records[position]
-            let kind = RecordCodec.credentialKind(record.id.kind)!
-            let id = EntryID(kind: kind, keyText: record.id.nameText, keyHash: keyHashes?[position])
-            guard let ordinal = index.entries.ordinal(of: id) else {
-                added.append(Record(id: record.id, payload: EntryPayload.payload(record.payload, ordinal: next)))
-                put.append(.put(added[added.count - 1]))
-                next += 1
-                continue
+            let id = EntryID(
+                kind: RecordCodec.credentialKind(record.id.kind)!, keyText: record.id.nameText, keyHash: keyHashes?[position])
+            if let ordinal = index.entries.ordinal(of: id) {
+                guard replacing.updateValue((ordinal, record), forKey: id) == nil else { return false }
+            } else {
+                added.append(
+                    Record(
+                        id: record.id,
+                        payload: EntryPayload.payload(record.payload, ordinal: index.nextOrdinal + UInt64(added.count))))
             }
-            // The list is in ordinal order; instances that each hold part of a group may have
-            // given one ordinal to two entries, so the id decides among those.
-            var at = 0
-            var end = filed.count
-            while at < end {
-                let middle = (at + end) / 2
-                if filed[middle].ordinal < ordinal { at = middle + 1 } else { end = middle }
-            }
-            while filed[at].record.id != record.id { at += 1 }
-            guard replaced.insert(at).inserted else { return false }
-            if EntryPayload.sameMembers(filed[at].record.payload, record.payload) { continue }
-            filed[at].record = Record(id: record.id, payload: EntryPayload.payload(record.payload, ordinal: ordinal))
-            put.append(.put(filed[at].record))
         }
+        // The index's entries in order, each replaced in its place unless it holds what replaces it.
+        var puts = added.map(RecordChange.put)
+        let all =
+            index.entries.recordsInOrder().map { held in
+                guard let (ordinal, record) = replacing[held.id], !EntryPayload.sameMembers(held.record.payload, record.payload)
+                else { return held.record }
+                let replaced = Record(id: record.id, payload: EntryPayload.payload(record.payload, ordinal: ordinal))
+                puts.append(.put(replaced))
+                return replaced
+            } + added
         // Every record held what its entry holds: nothing to file.
-        if put.isEmpty { return true }
-        let all = filed.map(\.record) + added
+        if puts.isEmpty { return true }
         guard index.refileAll(Self.decoded(try? RecordCodec.decodeAll(all).filing)) == nil else { return false }
-        changes += put
+        changes += puts
         return true
     }
 
