@@ -570,7 +570,7 @@ def fleet_table(fleet, results, sizes, bounded):
         if ratio is None:
             return "not measured"
         met = ratio >= target if at_least else ratio <= target
-        return "met" if met else "MISSED (%.2g×)" % ratio
+        return "met" if met else "MISSED (%s)" % times(ratio)
 
     lines = ["", "## Fleet cache in PostgreSQL (msal-python: a SerializableTokenCache per user in a bytea row, "
              "through psycopg; engine: a group opened with a 64 MB first level)", "",
@@ -585,7 +585,7 @@ def fleet_table(fleet, results, sizes, bounded):
                 goal = "≤%g×: %s" % (target, verdict(ratio, target, at_least=False))
             else:
                 ratio = peer / ours if peer and ours else None
-                shown = ("%.0f×" % ratio if ratio >= 10 else "%.2g×" % ratio) if ratio else "n/a"
+                shown = times(ratio) if ratio else "n/a"
                 goal = "≥%g×: %s" % (target, verdict(ratio, target)) if target else ""
             lines.append("| %s [%d] | %s | %s | %s | %s | %s |" % (what, n, peer_key, fmt_ns(peer), fmt_ns(ours), shown, goal))
 
@@ -629,6 +629,11 @@ def fleet_table(fleet, results, sizes, bounded):
         lines.append("| filling the database [%d] (%s) | | | %s | | |" % (
             n, fill.get("note", "n/a"), fmt_ns(ns("postgres.fill.%d" % n))))
     return lines + [""]
+
+
+def times(ratio):
+    """A ratio as the tables show it: whole above 10 (1062×, not 1.1e+03×), two digits below."""
+    return "%.0f×" % ratio if ratio >= 10 else "%.2g×" % ratio
 
 
 def fmt_ns(ns):
@@ -746,14 +751,12 @@ def main():
 
     def row(what, peer_key, engine_key, target=None):
         peer, ours = results.get(peer_key), engine.get(engine_key)
-        ratio = "%.0f×" % (peer / ours) if peer and ours else "n/a"
-        if peer and ours and peer / ours < 10:
-            ratio = "%.2g×" % (peer / ours)
+        ratio = times(peer / ours) if peer and ours else "n/a"
         if ours is None and engine_key.split(".")[0] in unavailable:
             ratio = "n/a (%s store: %s)" % (engine_key.split(".")[0], unavailable[engine_key.split(".")[0]])
         verdict = ""
         if target and peer and ours:
-            verdict = "met" if peer / ours >= target else "MISSED (%.2g× of %g×)" % (peer / ours, target)
+            verdict = "met" if peer / ours >= target else "MISSED (%s of %g×)" % (times(peer / ours), target)
         elif target:
             verdict = "not measured"
         rows.append("| %s | %s | %s | %s | %s | %s |" % (what, peer_key, fmt_ns(peer), fmt_ns(ours), ratio,
