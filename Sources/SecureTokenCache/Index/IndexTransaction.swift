@@ -115,6 +115,7 @@ struct IndexTransaction {
         // and the others, numbered after the index's entries.
         var replacing: [EntryID: (ordinal: UInt64, record: Record)] = [:]
         var added: [Record] = []
+        var addedHashes: [Int] = []
         for position in records.indices {
             let record = records[position]
             let id = EntryID(
@@ -126,21 +127,27 @@ struct IndexTransaction {
                     Record(
                         id: record.id,
                         payload: EntryPayload.payload(record.payload, ordinal: index.nextOrdinal + UInt64(added.count))))
+                addedHashes.append(id.keyHash)
             }
         }
         // The index's entries in order, each replaced in its place unless it holds what replaces it.
+        // Their ids' hashes go with them: a key held as its payload would be made again to be hashed.
         var puts = added.map(RecordChange.put)
+        let held = index.entries.recordsInOrder()
         let all =
-            index.entries.recordsInOrder().map { held in
-                guard let (ordinal, record) = replacing[held.id], !EntryPayload.sameMembers(held.record.payload, record.payload)
-                else { return held.record }
+            held.map { entry in
+                guard let (ordinal, record) = replacing[entry.id], !EntryPayload.sameMembers(entry.record.payload, record.payload)
+                else { return entry.record }
                 let replaced = Record(id: record.id, payload: EntryPayload.payload(record.payload, ordinal: ordinal))
                 puts.append(.put(replaced))
                 return replaced
             } + added
         // Every record held what its entry holds: nothing to file.
         if puts.isEmpty { return true }
-        guard index.refileAll(Self.decoded(try? RecordCodec.decodeAll(all).filing)) == nil else { return false }
+        let hashes = held.map(\.id.keyHash) + addedHashes
+        guard index.refileAll(Self.decoded(try? RecordCodec.decodeAll(all, keyHashes: hashes).filing)) == nil else {
+            return false
+        }
         changes += puts
         return true
     }
