@@ -169,6 +169,51 @@ final class RecordSealer: Sendable {
         _ sealed: UnsafeRawBufferPointer, buffers: inout OpeningBuffers, appendingTo changes: inout [RecordChange],
         nameHashes: inout [UInt64]
     ) throws -> UInt64 {
+        var (firstSequence, count, plaintext) = try openBox(sealed, buffers: &buffers)
+        let start = changes.count
+        let hashesStart = nameHashes.count
+        do {
+            try Self.parseBatch(plaintext, count: count, into: &changes) { kind, name in
+                nameHashes.append(RecordNameHash.hash(kind: kind, name: name))
+            }
+        } catch {
+            changes.removeSubrange(start...)
+            nameHashes.removeSubrange(hashesStart...)
+            Sodium.wipe(&plaintext)
+            throw error
+        }
+        return firstSequence
+    }
+
+    /// Opens one row of a ``RowStore``: a batch of one change, sealed as sequence number
+    /// `version`, under the keyed name `name` (``keyedName(of:)``). Throws as ``openBatch(_:)``
+    /// does; `nil` when the batch opens but is not that row's (moved or copied to another place).
+    ///
+    /// The name is checked on the bytes sealed: written out again from the record, a name its
+    /// payload derives (``KeyText``) would be rebuilt from the payload for every row opened.
+    func openRow(_ sealed: UnsafeRawBufferPointer, version: UInt64, name: [UInt8]) throws -> RecordChange? {
+        var buffers = OpeningBuffers()
+        var (firstSequence, count, plaintext) = try openBox(sealed, buffers: &buffers)
+        guard firstSequence == version, count == 1 else { return nil }
+        var changes: [RecordChange] = []
+        var named = false
+        do {
+            try Self.parseBatch(plaintext, count: 1, into: &changes) { kind, sealedName in
+                named = keyedName(kind: kind, name: sealedName, is: name)
+            }
+        } catch {
+            changes = []
+            Sodium.wipe(&plaintext)
+            throw error
+        }
+        return named ? changes[0] : nil
+    }
+
+    /// Opens a sealed batch's box: its first sequence number, its record count and its plaintext,
+    /// authenticated with its clear prefix.
+    private func openBox(_ sealed: UnsafeRawBufferPointer, buffers: inout OpeningBuffers) throws
+        -> (firstSequence: UInt64, count: Int, plaintext: [UInt8])
+    {
         guard let (firstSequence, count) = Self.batchHeader(sealed) else {
             throw Self.damaged("a sealed batch is malformed")
         }
@@ -179,40 +224,31 @@ final class RecordSealer: Sendable {
         // Opened into a buffer of its own, which the records' payloads then share as slices:
         // opening into the scratch buffer and copying it out would copy every byte once more.
         guard
-            var plaintext = buffers.associatedData.withUnsafeBytes({
+            let plaintext = buffers.associatedData.withUnsafeBytes({
                 XChaCha20Poly1305.open(box, using: key, authenticating: $0)
             })
         else {
             throw Self.damaged("a sealed batch failed to authenticate (damaged, tampered with, or sealed with another key)")
         }
-        let start = changes.count
-        let hashesStart = nameHashes.count
-        do {
-            try Self.parseBatch(plaintext, count: count, into: &changes, nameHashes: &nameHashes)
-        } catch {
-            changes.removeSubrange(start...)
-            nameHashes.removeSubrange(hashesStart...)
-            Sodium.wipe(&plaintext)
-            throw error
-        }
-        return firstSequence
+        return (firstSequence, count, plaintext)
     }
 
     /// Parses exactly `count` records filling exactly `batch` (an opened batch), appending a
-    /// change and its name hash for each.
+    /// change for each and handing each one's kind and name, as sealed, to `noteName`.
     private static func parseBatch(
-        _ batch: [UInt8], count: Int, into changes: inout [RecordChange], nameHashes: inout [UInt64]
+        _ batch: [UInt8], count: Int, into changes: inout [RecordChange],
+        noteName: (RecordKind, UnsafeRawBufferPointer) -> Void
     ) throws {
         // The records' payloads are slices of the batch, not a buffer each: fewer allocations to
         // make now and to free with the group.
         try batch.withUnsafeBytes { plaintext in
-            try parseBatch(plaintext, of: batch, count: count, into: &changes, nameHashes: &nameHashes)
+            try parseBatch(plaintext, of: batch, count: count, into: &changes, noteName: noteName)
         }
     }
 
     private static func parseBatch(
         _ plaintext: UnsafeRawBufferPointer, of batch: [UInt8], count: Int, into changes: inout [RecordChange],
-        nameHashes: inout [UInt64]
+        noteName: (RecordKind, UnsafeRawBufferPointer) -> Void
     ) throws {
         var offset = 0
         for _ in 0..<count {
@@ -254,7 +290,7 @@ final class RecordSealer: Sendable {
                 guard payloadCount == 0 else { throw damaged("a sealed delete carries a payload") }
                 changes.append(.delete(RecordID(kind: kind, name: String(decoding: nameBytes, as: UTF8.self))))
             }
-            nameHashes.append(RecordNameHash.hash(kind: kind, name: nameBytes))
+            noteName(kind, nameBytes)
             offset += payloadCount
         }
         guard offset == plaintext.count else { throw damaged("a sealed batch holds more than its records") }
@@ -283,8 +319,28 @@ final class RecordSealer: Sendable {
     func keyedName(of id: RecordID) -> [UInt8] {
         var message: [UInt8] = [id.kind.rawValue]
         id.nameText.withUTF8 { message += $0 }
-        return keyedDigest(of: message, count: 32)
+        return keyedDigest(of: message, count: Self.keyedNameByteCount)
     }
+
+    /// Whether `expected` is the keyed name (``keyedName(of:)``) of the record of kind `kind` named
+    /// `name`: worked out in scratch memory, since every row a reader opens is checked.
+    private func keyedName(kind: RecordKind, name: UnsafeRawBufferPointer, is expected: [UInt8]) -> Bool {
+        guard expected.count == Self.keyedNameByteCount else { return false }
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 1 + name.count + Self.keyedNameByteCount) {
+            scratch in
+            scratch[0] = kind.rawValue
+            if let source = name.baseAddress {
+                UnsafeMutableRawPointer(scratch.baseAddress! + 1).copyMemory(from: source, byteCount: name.count)
+            }
+            let message = UnsafeBufferPointer(rebasing: scratch[..<(1 + name.count)])
+            let digest = UnsafeMutableBufferPointer(rebasing: scratch[(1 + name.count)...])
+            keyedDigest(of: message, into: digest)
+            return expected.withUnsafeBufferPointer { $0.elementsEqual(digest) }
+        }
+    }
+
+    /// How long a record's keyed name is.
+    private static let keyedNameByteCount = 32
 
     /// The keyed name of a partition (``CachePartition/storageKey``), under the same subkey as
     /// ``keyedName(of:)``: a first byte no record kind has keeps the two apart. Short: a
@@ -294,16 +350,20 @@ final class RecordSealer: Sendable {
     }
 
     private func keyedDigest(of message: [UInt8], count: Int) -> [UInt8] {
-        var digest = [UInt8](repeating: 0, count: count)
+        [UInt8](unsafeUninitializedCapacity: count) { digest, initialized in
+            message.withUnsafeBufferPointer { keyedDigest(of: $0, into: digest) }
+            initialized = count
+        }
+    }
+
+    /// The keyed BLAKE2b digest of `message` under the name subkey, as long as `digest`.
+    private func keyedDigest(of message: UnsafeBufferPointer<UInt8>, into digest: UnsafeMutableBufferPointer<UInt8>) {
         let status = nameKey.withUnsafeBytes { key in
-            message.withUnsafeBufferPointer { message in
-                crypto_generichash(
-                    &digest, digest.count, message.baseAddress, UInt64(message.count),
-                    key.baseAddress!.assumingMemoryBound(to: UInt8.self), key.count)
-            }
+            crypto_generichash(
+                digest.baseAddress!, digest.count, message.baseAddress, UInt64(message.count),
+                key.baseAddress!.assumingMemoryBound(to: UInt8.self), key.count)
         }
         precondition(status == 0, "crypto_generichash failed with valid lengths")
-        return digest
     }
 
     /// Seals an arbitrary store-level structure (a commit marker, a key check) under the group key:

@@ -364,9 +364,7 @@ final class RowStore: CacheStore, PartialStore {
     /// The change a row holds, checked against the row: its version is the batch's sequence
     /// number (bound into the box) and its name is the record's keyed name.
     private func open(_ row: SealedRow) throws -> RecordChange {
-        let batch = try row.sealed.withUnsafeBytes { try sealer.openBatch($0) }
-        guard batch.firstSequence == row.version, batch.changes.count == 1, let change = batch.changes.first,
-            sealer.keyedName(of: change.id) == row.name
+        guard let change = try row.sealed.withUnsafeBytes({ try sealer.openRow($0, version: row.version, name: row.name) })
         else {
             throw Self.damaged("a row was moved or copied to another place")
         }
