@@ -317,25 +317,16 @@ final class RecordSealer: Sendable {
     /// names and nobody without the key can test a guess. Stores that keep one record per row
     /// (``RowStore``) key their rows by it.
     func keyedName(of id: RecordID) -> [UInt8] {
-        var message: [UInt8] = [id.kind.rawValue]
-        id.nameText.withUTF8 { message += $0 }
-        return keyedDigest(of: message, count: Self.keyedNameByteCount)
+        id.nameText.withUTF8 { keyedDigest(id.kind.rawValue, $0, count: Self.keyedNameByteCount) }
     }
 
     /// Whether `expected` is the keyed name (``keyedName(of:)``) of the record of kind `kind` named
     /// `name`: worked out in scratch memory, since every row a reader opens is checked.
     private func keyedName(kind: RecordKind, name: UnsafeRawBufferPointer, is expected: [UInt8]) -> Bool {
         guard expected.count == Self.keyedNameByteCount else { return false }
-        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 1 + name.count + Self.keyedNameByteCount) {
-            scratch in
-            scratch[0] = kind.rawValue
-            if let source = name.baseAddress {
-                UnsafeMutableRawPointer(scratch.baseAddress! + 1).copyMemory(from: source, byteCount: name.count)
-            }
-            let message = UnsafeBufferPointer(rebasing: scratch[..<(1 + name.count)])
-            let digest = UnsafeMutableBufferPointer(rebasing: scratch[(1 + name.count)...])
-            keyedDigest(of: message, into: digest)
-            return expected.withUnsafeBufferPointer { $0.elementsEqual(digest) }
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Self.keyedNameByteCount) { digest in
+            keyedDigest(kind.rawValue, name, into: digest)
+            return expected.elementsEqual(digest)
         }
     }
 
@@ -346,24 +337,34 @@ final class RecordSealer: Sendable {
     /// ``keyedName(of:)``: a first byte no record kind has keeps the two apart. Short: a
     /// database keeps one per row, and announcements name several.
     func keyedPartition(_ key: String) -> [UInt8] {
-        keyedDigest(of: [0xFF] + Array(key.utf8), count: 16)
+        var key = key
+        return key.withUTF8 { keyedDigest(0xFF, UnsafeRawBufferPointer($0), count: 16) }
     }
 
-    private func keyedDigest(of message: [UInt8], count: Int) -> [UInt8] {
+    /// ``keyedDigest(_:_:into:)`` as a new array of `count` bytes.
+    private func keyedDigest(_ first: UInt8, _ bytes: UnsafeRawBufferPointer, count: Int) -> [UInt8] {
         [UInt8](unsafeUninitializedCapacity: count) { digest, initialized in
-            message.withUnsafeBufferPointer { keyedDigest(of: $0, into: digest) }
+            keyedDigest(first, bytes, into: digest)
             initialized = count
         }
     }
 
-    /// The keyed BLAKE2b digest of `message` under the name subkey, as long as `digest`.
-    private func keyedDigest(of message: UnsafeBufferPointer<UInt8>, into digest: UnsafeMutableBufferPointer<UInt8>) {
-        let status = nameKey.withUnsafeBytes { key in
-            crypto_generichash(
-                digest.baseAddress!, digest.count, message.baseAddress, UInt64(message.count),
-                key.baseAddress!.assumingMemoryBound(to: UInt8.self), key.count)
+    /// The keyed BLAKE2b digest, under the name subkey, of `first` followed by `bytes`, as long as
+    /// `digest`: every keyed name is one (a record's kind and name, or the partition mark and a
+    /// partition's key), its message put together in scratch memory.
+    private func keyedDigest(_ first: UInt8, _ bytes: UnsafeRawBufferPointer, into digest: UnsafeMutableBufferPointer<UInt8>) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 1 + bytes.count) { message in
+            message[0] = first
+            if let source = bytes.baseAddress {
+                UnsafeMutableRawPointer(message.baseAddress! + 1).copyMemory(from: source, byteCount: bytes.count)
+            }
+            let status = nameKey.withUnsafeBytes { key in
+                crypto_generichash(
+                    digest.baseAddress!, digest.count, message.baseAddress, UInt64(message.count),
+                    key.baseAddress!.assumingMemoryBound(to: UInt8.self), key.count)
+            }
+            precondition(status == 0, "crypto_generichash failed with valid lengths")
         }
-        precondition(status == 0, "crypto_generichash failed with valid lengths")
     }
 
     /// Seals an arbitrary store-level structure (a commit marker, a key check) under the group key:
