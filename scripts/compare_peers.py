@@ -593,8 +593,16 @@ def fleet_table(fleet, results, sizes, bounded):
         row("L1 hit: lookup (SELECT the row, deserialize, search) vs accessToken for a user in memory",
             "py.fleet_lookup.%d" % n, lookup, "postgres.l1Hit.%d" % n, 1000)
         row("L2 cold read: accessToken for a user not in memory (its partition loaded) vs a bare prepared "
-            "SELECT by primary key (postgres-nio, same table)", "postgres.primaryKeySelect.%d" % n,
-            ns("postgres.primaryKeySelect.%d" % n), "postgres.coldRead.%d" % n, 1.5, within=True)
+            "SELECT by primary key (postgres-nio, same table), alternating call by call",
+            "postgres.primaryKeySelect.%d" % n, ns("postgres.primaryKeySelect.%d" % n), "postgres.coldRead.%d" % n, 1.5,
+            within=True)
+        awake = ns("postgres.primaryKeySelectBackToBack.%d" % n)
+        lines.append("| the same SELECT run back to back [%d]: not the floor, as the database's process and the "
+                     "client's event loop never go idle between calls, which no cold read can do | "
+                     "postgres.primaryKeySelectBackToBack.%d | %s | | %s | |" % (
+                         n, n, fmt_ns(awake) if awake else "n/a",
+                         "%.2g× this" % (ns("postgres.coldRead.%d" % n) / awake)
+                         if awake and ns("postgres.coldRead.%d" % n) else ""))
         row("L2 cold read vs msal-python's lookup", "py.fleet_lookup.%d" % n, lookup, "postgres.coldRead.%d" % n)
         row("L1 hit, the same user again (the cache's last answer) vs msal-python's lookup", "py.fleet_lookup.%d" % n,
             lookup, "postgres.l1HitSameUser.%d" % n)
