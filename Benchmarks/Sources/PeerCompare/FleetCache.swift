@@ -216,7 +216,7 @@ func measureFleet(users: Int, keyFile: String, repeats: Int) async throws {
     // Cold reads, alternating call by call with the floor. A cold read does its own work between
     // its round trips (opening, decoding and filing the rows), during which the database's process
     // and the event loop that waits for it go idle, and waking them is part of every round trip it
-    // makes. The floor's calls run back to back in a block of their own keep both awake, which no
+    // makes. Run back to back in a block of their own, the floor's calls keep both awake, which no
     // cold read can: that figure is reported beside the floor, and is not the floor.
     let client = try baselineClient()
     let count = repeats * 100
