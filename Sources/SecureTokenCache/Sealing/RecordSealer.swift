@@ -194,19 +194,31 @@ final class RecordSealer: Sendable {
     func openRow(_ sealed: UnsafeRawBufferPointer, version: UInt64, name: [UInt8]) throws -> RecordChange? {
         var buffers = OpeningBuffers()
         var (firstSequence, count, plaintext) = try openBox(sealed, buffers: &buffers)
-        guard firstSequence == version, count == 1 else { return nil }
         var changes: [RecordChange] = []
+        // What is not handed back is wiped, as a batch that fails to parse is; the change's
+        // slices go first, or the wipe would write a copy.
+        func discard() {
+            changes = []
+            Sodium.wipe(&plaintext)
+        }
+        guard firstSequence == version, count == 1 else {
+            discard()
+            return nil
+        }
         var named = false
         do {
             try Self.parseBatch(plaintext, count: 1, into: &changes) { kind, sealedName in
                 named = keyedName(kind: kind, name: sealedName, is: name)
             }
         } catch {
-            changes = []
-            Sodium.wipe(&plaintext)
+            discard()
             throw error
         }
-        return named ? changes[0] : nil
+        guard named else {
+            discard()
+            return nil
+        }
+        return changes[0]
     }
 
     /// Opens a sealed batch's box: its first sequence number, its record count and its plaintext,
