@@ -139,6 +139,9 @@ if withPostgres {
             dependencies: [
                 "SecureTokenCache",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                // The pool's own error type, which PostgresClient throws as it is when its
+                // circuit breaker has tripped (the database unreachable for a while).
+                .product(name: "_ConnectionPoolModule", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
@@ -151,9 +154,11 @@ if withPostgres {
     for name in ["SecureTokenCacheTests", "stc-testhelper", "stc-examples", "cachetool"] {
         package.targets.first { $0.name == name }!.dependencies.append("SecureTokenCachePostgres")
     }
-    // The tests compare the store's own parameter encodings with postgres-nio's.
+    // The tests compare the store's own parameter encodings with postgres-nio's, and hand the
+    // store the pool's errors.
     package.targets.first { $0.name == "SecureTokenCacheTests" }!.dependencies += [
         .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "_ConnectionPoolModule", package: "postgres-nio"),
     ]
 }
 

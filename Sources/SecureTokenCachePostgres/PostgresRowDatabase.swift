@@ -5,6 +5,7 @@ import NIOSSL
 import PostgresNIO
 import SecureTokenCache
 import Synchronization
+import _ConnectionPoolModule
 
 /// The row database (``RowDatabase``) in PostgreSQL, through postgres-nio's `PostgresClient`:
 /// its pool for reads and transactions, and one connection of its own that `LISTEN`s for the
@@ -678,6 +679,14 @@ final class PostgresRowDatabase: RowDatabase {
                 return TokenCacheError(.databaseFailure, "a database transaction failed")
             }
             return translate(first)
+        }
+        if let error = error as? ConnectionPoolError, error == .connectionCreationCircuitBreakerTripped {
+            // The pool gave up on new connections after failing to make one for a while, and fails
+            // every request at once until its next attempt: an outage like any other.
+            return TokenCacheError(
+                .databaseUnavailable,
+                "the database could not be reached for a while and the client is waiting before trying again; check that it is running and reachable, then retry"
+            )
         }
         guard let error = error as? PSQLError else {
             return TokenCacheError(.databaseFailure, "the database call failed: \(type(of: error))")
