@@ -78,10 +78,12 @@ public final class CacheGroup: Sendable {
     /// then ``bound`` is the limit of what it keeps, reached by dropping partitions from memory,
     /// never by deleting them.
     let partial: (any PartialStore)?
-    /// How many times the group dropped partitions from memory: a cache's remembered answers
-    /// (``TokenCache/Answers``) are let go when it changes, so that they keep nothing in memory
-    /// that the group dropped.
-    let drops = Atomic<UInt64>(0)
+    /// How many times the group changed what it holds without its generation moving: partitions
+    /// dropped from memory, and writes kept in memory while the database did not answer. A
+    /// cache's remembered answers (``TokenCache/Answers``) hold only while neither moves, so that
+    /// they keep nothing in memory that the group dropped, and answer nothing a write kept in
+    /// memory removed or replaced.
+    let localChanges = Atomic<UInt64>(0)
     /// What the group does while its database does not answer (only a database store says so).
     let outagePolicy: CacheConfiguration.DatabaseOutagePolicy
     /// Writes made while the database did not answer, to commit when it answers again
@@ -383,7 +385,7 @@ public final class CacheGroup: Sendable {
                 assert(installed === planned, "a snapshot installed while writerLock and catchUpLock were held")
                 installed = next
             }
-            drops.add(1, ordering: .relaxed)
+            localChanges.add(1, ordering: .relaxed)
             return plan.partitions
         }
         guard !dropped.isEmpty else { return }
@@ -486,11 +488,11 @@ public final class CacheGroup: Sendable {
     // MARK: - Writes while the database does not answer
 
     /// The writes kept in memory while the database did not answer.
-    private struct PendingWrites {
+    struct PendingWrites {
         /// Their changes, in the order made.
         var changes: [RecordChange] = []
-        /// The cursor the first of them was made on: a record another instance committed after it
-        /// keeps that instance's write.
+        /// The cursor the first of them was made on: what was committed after it is checked for
+        /// other instances' writes (``toCommit(_:over:)``).
         var base: StoreCursor?
         /// How many writes.
         var writes = 0
@@ -501,6 +503,50 @@ public final class CacheGroup: Sendable {
 
         static let firstWait: Duration = .milliseconds(500)
         static let longestWait: Duration = .seconds(5)
+
+        /// What of `changes`, the writes kept in memory in the order made, to commit on top of
+        /// `update`, what the database holds since the first of them:
+        ///
+        /// - a record whose last commit since then is another instance's keeps it, unless this
+        ///   instance's last change to it removes it: a sign-out or a removal that returned stays
+        ///   one, whatever another instance that had not heard of it wrote meanwhile;
+        /// - a commit since then that holds this instance's own change (one that reached the
+        ///   database though its answer did not come back) is no conflict: what this instance
+        ///   changed after it is committed too;
+        /// - after a reload (the database no longer holds the history since then, which tells
+        ///   whose write each record is), every change is committed as made, as a write made then
+        ///   would have been.
+        static func toCommit(_ changes: [RecordChange], over update: StoreUpdate) -> [RecordChange] {
+            guard case .changes(let others, _) = update, !others.isEmpty else { return changes }
+            var lastCommitted: [RecordID: RecordChange] = [:]
+            for change in others { lastCommitted[change.id] = change }
+            var ours: [RecordID: [RecordChange]] = [:]
+            for change in changes where lastCommitted[change.id] != nil { ours[change.id, default: []].append(change) }
+            // The records another instance wrote last, each with whether this instance removes it.
+            var theirs: [RecordID: Bool] = [:]
+            for (id, made) in ours where !made.contains(where: { Self.same($0, lastCommitted[id]!) }) {
+                if case .delete = made.last! { theirs[id] = true } else { theirs[id] = false }
+            }
+            guard !theirs.isEmpty else { return changes }
+            var removalsLeft = ours.filter { theirs[$0.key] == true }.mapValues(\.count)
+            return changes.filter { change in
+                guard let removes = theirs[change.id] else { return true }
+                guard removes else { return false }
+                // Only the last change to the record, its removal.
+                removalsLeft[change.id]! -= 1
+                return removalsLeft[change.id] == 0
+            }
+        }
+
+        /// Whether two changes to a record leave it the same: both remove it, or both put the
+        /// same bytes.
+        private static func same(_ one: RecordChange, _ other: RecordChange) -> Bool {
+            switch (one, other) {
+            case (.delete, .delete): true
+            case (.put(let a), .put(let b)): a.payload.elementsEqual(b.payload)
+            default: false
+            }
+        }
     }
 
     /// How many writes this instance made while its database did not answer and has not committed
@@ -525,6 +571,8 @@ public final class CacheGroup: Sendable {
                 return true
             }
             guard installed else { continue }
+            // At the same generation as before: remembered answers must not outlive it.
+            localChanges.add(1, ordering: .relaxed)
             let first = pending.withLock { pending -> Bool in
                 pending.base = pending.base ?? start.cursor
                 pending.changes += changes
@@ -541,8 +589,8 @@ public final class CacheGroup: Sendable {
         }
     }
 
-    /// Commits the writes kept in memory, skipping the records another instance committed since
-    /// the first of them. Holds `writerLock`.
+    /// Commits the writes kept in memory on top of what the others committed since the first of
+    /// them (``PendingWrites/toCommit(_:over:)``). Holds `writerLock`.
     private func commitPendingHoldingWriterLock() throws {
         let (changes, base, writes) = pending.withLock { ($0.changes, $0.base, $0.writes) }
         guard let base, !changes.isEmpty else { return }
@@ -560,13 +608,7 @@ public final class CacheGroup: Sendable {
             try keepHoldingWriterLock(Array(keys))
         }
         _ = try store.transact(since: base) { transaction in
-            let committedElsewhere: Set<RecordID> =
-                switch transaction.update {
-                case .unchanged: []
-                case .changes(let others, _): Set(others.map(\.id))
-                case .reload(let records, _): Set(records.map(\.id))
-                }
-            return changes.filter { !committedElsewhere.contains($0.id) }
+            PendingWrites.toCommit(changes, over: transaction.update)
         }
         pending.withLock { $0 = PendingWrites() }
         logger.notice(

@@ -59,12 +59,13 @@ extension TokenCache {
     public func appToken(for scopes: Scopes, authority: Authority, cacheKeyComponents: [String: String] = [:]) throws
         -> CachedAccessToken?
     {
-        // As for a user's token (``LastHit``): an answer found at this generation of the group
-        // stays the answer for as long as it is unexpired.
-        let generation = group.generation
+        // As for a user's token (``Answers``): an answer found at this state of the group (its
+        // generation and its local changes, read before the lookup) stays the answer for as
+        // long as it is unexpired.
+        let state = (generation: group.generation, localChanges: group.localChanges.load(ordering: .relaxed))
         let extCacheKey = cacheKeyComponents.isEmpty ? nil : ExtendedCacheKey.of(cacheKeyComponents)
         if let answer = appAnswers.withLock({
-            $0.answer(authority: authority.url, scopes: scopes, extCacheKey: extCacheKey, at: generation)
+            $0.answer(authority: authority.url, scopes: scopes, extCacheKey: extCacheKey, at: state)
         }) {
             let now = group.clock()
             if !answer.isExpired(at: now) {
@@ -93,7 +94,7 @@ extension TokenCache {
         guard let (found, generation) = answer else { return nil }
         noteUse(of: found)
         let question = AppQuestion(authority: authority.url, scopes: scopes, extCacheKey: extCacheKey)
-        appAnswers.withLock { $0.remember(found, for: question, at: generation) }
+        appAnswers.withLock { $0.remember(found, for: question, at: (generation, state.localChanges)) }
         return CachedAccessToken(token: found, shouldRefresh: found.shouldRefresh(at: now))
     }
 
@@ -111,7 +112,8 @@ extension TokenCache {
         }
     }
 
-    /// The app tokens this cache last answered with, all found at one generation of the group.
+    /// The app tokens this cache last answered with, all found at one generation of the group
+    /// and between the same two of its local changes (``CacheGroup/localChanges``).
     ///
     /// A server asks for the same few resources' tokens before every call it makes; the answers
     /// of one generation hold until it moves (any commit of any process), and each stays the
@@ -119,7 +121,7 @@ extension TokenCache {
     /// asked about more questions than ``limit`` starts again.
     struct AppAnswers: Sendable {
         static let limit = 256
-        private var generation: UInt64 = .max
+        private var state: (generation: UInt64, localChanges: UInt64) = (.max, 0)
         private var answers: [AppQuestion: AccessToken] = [:]
         /// The last question answered and its answer, checked first: comparing the caller's own
         /// strings again (the same storage) costs less than hashing them, and comparing them in
@@ -127,8 +129,10 @@ extension TokenCache {
         private var last: (question: AppQuestion, token: AccessToken)?
 
         /// The remembered answer to the question of these parts, if it was found at `current`.
-        mutating func answer(authority: String, scopes: Scopes, extCacheKey: String?, at current: UInt64) -> AccessToken? {
-            guard generation == current else { return nil }
+        mutating func answer(
+            authority: String, scopes: Scopes, extCacheKey: String?, at current: (generation: UInt64, localChanges: UInt64)
+        ) -> AccessToken? {
+            guard state == current else { return nil }
             if last?.question.isAsked(authority: authority, scopes: scopes, extCacheKey: extCacheKey) == true {
                 return last?.token
             }
@@ -139,10 +143,12 @@ extension TokenCache {
         }
 
         /// Remembers `token` as the answer to `question` at `found`, forgetting answers of
-        /// another generation.
-        mutating func remember(_ token: AccessToken, for question: AppQuestion, at found: UInt64) {
-            if generation != found || answers.count >= Self.limit {
-                generation = found
+        /// another state of the group.
+        mutating func remember(
+            _ token: AccessToken, for question: AppQuestion, at found: (generation: UInt64, localChanges: UInt64)
+        ) {
+            if state != found || answers.count >= Self.limit {
+                state = found
                 answers.removeAll(keepingCapacity: true)
             }
             answers[question] = token

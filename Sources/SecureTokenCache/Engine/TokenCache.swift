@@ -97,12 +97,14 @@ public final class TokenCache: Sendable {
         // is taken: a group at the same generation holds what it held when the answer was found.
         let generation = group.generation
         let now = group.clock()
-        let drops = group.drops.load(ordering: .relaxed)
+        // Read before the lookup, and kept with its answer: a change that does not move the
+        // generation while the lookup runs leaves the answer remembered at the count before it.
+        let localChanges = group.localChanges.load(ordering: .relaxed)
         // The bound's use clock is read here, not inside the lock: passing the bound in would
         // hold a reference to it (a retain and a release) across the answer's lookup.
         let tick = group.bound?.nextTick()
         let remembered = answers.withLock {
-            $0.answer(at: generation, drops: drops, scopes, account, authority, tokenType, noting: tick)
+            $0.answer(at: (generation, localChanges), scopes, account, authority, tokenType, noting: tick)
         }
         if let (token, noted) = remembered, !token.isExpired(at: now) {
             if !noted { noteUse(of: token) }
@@ -116,7 +118,7 @@ public final class TokenCache: Sendable {
         let hit = Answer(
             generation: generation, scopes: scopes, account: account, authority: authority?.url, tokenType: tokenType,
             token: found.token, use: group.bound?.touch(.accessToken(found.token)))
-        let state = (generation: generation, drops: group.drops.load(ordering: .relaxed))
+        let state = (generation: generation, localChanges: localChanges)
         // Remembered under the lock; the answers it lets go are freed after it.
         _ = answers.withLock { $0.remember(hit, slot: Answers.slot(of: account), at: state) }
         return found
@@ -204,7 +206,8 @@ public final class TokenCache: Sendable {
     /// older of the two. A user whose slots other users took is answered from the group.
     ///
     /// Every answer in the table was found at one state of the group: one generation, between
-    /// the same two drops of partitions from memory. When the group moves on, the table is let
+    /// the same two of its local changes (``CacheGroup/localChanges``: partitions dropped from
+    /// memory, writes kept in memory). When the group moves on, the table is let
     /// go whole, by the next answer found in the group (an answer found earlier never answers
     /// again, and the table must not keep in memory the tokens the group let go).
     struct Answers: Sendable {
@@ -212,12 +215,15 @@ public final class TokenCache: Sendable {
         static let sets = 4_096
         /// The last answer given.
         private var last: Answer?
+        /// The count of the group's local changes ``last`` was found at.
+        private var lastLocalChanges: UInt64 = 0
         /// Two slots per set, the newer first; empty until a second user is answered.
         private var slots: [Answer?] = []
         /// The slots filled since the table was last let go, to empty only those.
         private var filled: [Int] = []
-        /// The group's generation and drop count that every answer in the table was found at.
-        private var state: (generation: UInt64, drops: UInt64) = (0, 0)
+        /// The group's generation and count of local changes that every answer in the table was
+        /// found at.
+        private var state: (generation: UInt64, localChanges: UInt64) = (0, 0)
 
         /// The first of `account`'s two slots.
         static func slot(of account: Account) -> Int { slot(ofHash: account.homeAccountId.key.prehash) }
@@ -225,21 +231,24 @@ public final class TokenCache: Sendable {
         /// The first of the two slots of the account whose home account id has this hash.
         private static func slot(ofHash homeHash: Int) -> Int { 2 * (homeHash & (sets - 1)) }
 
-        /// The remembered token that answers the question on a group at `generation` that has
-        /// dropped partitions `drops` times, noted as used at `tick` of the bound's use clock; with
-        /// whether it was noted (a token the bound has not counted yet is not).
+        /// The remembered token that answers the question on a group at `state` (its generation
+        /// and its count of local changes), noted as used at `tick` of the bound's use clock;
+        /// with whether it was noted (a token the bound has not counted yet is not).
         mutating func answer(
-            at generation: UInt64, drops: UInt64, _ scopes: Scopes, _ account: Account, _ authority: Authority?,
-            _ tokenType: String, noting tick: UInt64?
+            at state: (generation: UInt64, localChanges: UInt64), _ scopes: Scopes, _ account: Account,
+            _ authority: Authority?, _ tokenType: String, noting tick: UInt64?
         ) -> (AccessToken, noted: Bool)? {
+            let generation = state.generation
             // Read in place, and the use noted here: copying an answer out would cost a retain
             // and a release each.
             let identity = ObjectIdentifier(account.storage)
             let homeHash = account.homeAccountId.key.prehash
-            if last?.answers(generation, scopes, identity, homeHash, account, authority, tokenType) == true {
+            if lastLocalChanges == state.localChanges,
+                last?.answers(generation, scopes, identity, homeHash, account, authority, tokenType) == true
+            {
                 return (last.unsafelyUnwrapped.token, noted: Self.note(last.unsafelyUnwrapped.use, at: tick))
             }
-            guard !filled.isEmpty, state == (generation, drops) else { return nil }
+            guard !filled.isEmpty, self.state == state else { return nil }
             let first = Self.slot(ofHash: homeHash)
             // Each candidate is read as an unmanaged reference and borrowed for the comparison:
             // read as an element, it would be a retained copy, a retain and a release on an
@@ -269,9 +278,12 @@ public final class TokenCache: Sendable {
 
         /// Remembers `hit`, found at `state` for a user whose slots start at `slot`; returns
         /// the answers it lets go, for the caller to free outside the lock.
-        mutating func remember(_ hit: Answer, slot first: Int, at state: (generation: UInt64, drops: UInt64)) -> LetGo {
+        mutating func remember(
+            _ hit: Answer, slot first: Int, at state: (generation: UInt64, localChanges: UInt64)
+        ) -> LetGo {
             var letGo = LetGo(last: last)
             last = hit
+            lastLocalChanges = state.localChanges
             // One user's answers, an app's usual case, stay the last only.
             guard let previous = letGo.last, previous.homeAccount != hit.homeAccount || !slots.isEmpty else {
                 return letGo

@@ -160,11 +160,13 @@
             }
         }
 
-        /// An instance cut off from the database keeps a refresh in memory while another instance
-        /// commits a newer one of the same token: when the first reaches the database again, the
-        /// other's write stays, and the first's other writes are committed.
-        @Test func aRecordAnotherInstanceCommittedMeanwhileKeepsItsWrite() async throws {
-            let name = Support.uniqueGroup("outage-conflict")
+        /// Instance A, on a client of its own that a test can cut off, and instance B of a new
+        /// group, both with the `.keepInMemory` policy, once B has seen the token A stored for
+        /// user 1: A's client, A, and each one's cache.
+        static func twoInstancesSharingUserOne(_ label: String) async throws -> (
+            cutOff: PostgresRowDatabase, a: CacheGroup, onA: TokenCache, onB: TokenCache
+        ) {
+            let name = Support.uniqueGroup(label)
             let cutOff = try Self.database()
             let a = try CacheGroup.open(name, database: cutOff, configuration: Self.configuration(.keepInMemory))
             let b = try CacheGroup.open(
@@ -173,6 +175,14 @@
             let onB = try TokenCache(clientId: Fixtures.clientA, group: b)
             try Level.store(onA, user: 1)
             try await Level.waitUntil { try onB.accessToken(for: ["User.Read"], account: Level.account(1)) != nil }
+            return (cutOff, a, onA, onB)
+        }
+
+        /// An instance cut off from the database keeps a refresh in memory while another instance
+        /// commits a newer one of the same token: when the first reaches the database again, the
+        /// other's write stays, and the first's other writes are committed.
+        @Test func aRecordAnotherInstanceCommittedMeanwhileKeepsItsWrite() async throws {
+            let (cutOff, a, onA, onB) = try await Self.twoInstancesSharingUserOne("outage-conflict")
             cutOff.simulateOutage(for: .seconds(60))
             try Level.store(onA, user: 1, token: "at-1-from-a")
             try Level.store(onA, user: 4)
@@ -185,6 +195,26 @@
             }
             #expect(try onB.accessToken(for: ["User.Read"], account: Level.account(1))?.token.secret == "at-1-from-b")
             try await Level.waitUntil { try onB.accessToken(for: ["User.Read"], account: Level.account(4)) != nil }
+        }
+
+        /// A sign-out made while the instance is cut off ends the user's tokens there at once (the
+        /// answer it remembered too), and stays a sign-out when it reaches the database again,
+        /// though another instance, which had not heard of it, refreshed the user's tokens
+        /// meanwhile: the user is signed out on both.
+        @Test func aSignOutKeptInMemoryWinsOverAnotherInstancesRefreshMeanwhile() async throws {
+            let (cutOff, a, onA, onB) = try await Self.twoInstancesSharingUserOne("outage-sign-out")
+            // Asked for on A first: A remembers the answer, which the sign-out must end.
+            #expect(try onA.accessToken(for: ["User.Read"], account: Level.account(1))?.token.secret == "at-1")
+            cutOff.simulateOutage(for: .seconds(60))
+            try onA.signOut(Level.account(1))
+            #expect(a.pendingWrites == 1)
+            #expect(try onA.accessToken(for: ["User.Read"], account: Level.account(1)) == nil)
+            try Level.store(onB, user: 1, token: "at-1-from-b")
+            cutOff.simulateOutage(for: nil)
+            try await Level.waitUntil(seconds: 20) { a.pendingWrites == 0 }
+            try await Level.waitUntil { try onB.accessToken(for: ["User.Read"], account: Level.account(1)) == nil }
+            #expect(try onA.accessToken(for: ["User.Read"], account: Level.account(1)) == nil)
+            #expect(try onB.refreshTokens(for: Level.account(1)).isEmpty)
         }
     }
 #endif
