@@ -626,8 +626,7 @@ public final class CacheGroup: Sendable {
             return pending.wait
         }
         guard let wait else { return }
-        let nanoseconds = Int(wait.components.seconds * 1_000_000_000 + wait.components.attoseconds / 1_000_000_000)
-        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [weak self] in
+        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now(after: wait)) { [weak self] in
             guard let self else { return }
             pending.withLock { $0.retrying = false }
             do {

@@ -121,11 +121,15 @@ final class RowGroupWatch: Sendable {
     /// Every watch of the process, and the databases already listened to. Watches are never
     /// dropped: a process opens few groups, and a group opened again must find its generation.
     private static let all = Mutex<
-        (watches: [Key: RowGroupWatch], listening: Set<ObjectIdentifier>, resynchronised: [ObjectIdentifier: Int])
-    >(([:], [], [:]))
+        (
+            watches: [Key: RowGroupWatch], listening: Set<ObjectIdentifier>, resynchronised: [ObjectIdentifier: Int],
+            rounds: [ObjectIdentifier: UInt64]
+        )
+    >(([:], [], [:], [:]))
 
     /// How many times the watches of `database` read their generation after announcements may
-    /// have been missed: once listening began, then after each reconnection. Until the first, the
+    /// have been missed: once listening began, then after each reconnection (counted once every
+    /// watch read it, reads that failed made again until they succeed). Until the first, the
     /// process does not hear other processes' commits; each moves the residencies of the watches
     /// then known as if every partition changed. `nil` when the process does not listen on
     /// `database`.
@@ -161,18 +165,42 @@ final class RowGroupWatch: Sendable {
             let watch = all.withLock { $0.watches[Key(database: database, group: group)] }
             watch?.heard(generation, partitions: partitions)
         case .resynchronise:
-            let watches = all.withLock { all in all.watches.filter { $0.key.database == database }.map(\.value) }
-            // Not on the caller's thread: it is the database's own, which the reads below wait for.
-            resynchronising.async {
-                for watch in watches {
-                    // A failed read leaves the generation as it was; the next announcement or
-                    // commit moves it, and lookups meanwhile answer from what the process has.
-                    if let generation = try? watch.refresh() {
-                        watch.heard(generation, partitions: nil, coveringBefore: true)
-                    }
-                }
-                all.withLock { $0.resynchronised[database, default: 0] += 1 }
+            let (watches, round) = all.withLock { all in
+                all.rounds[database, default: 0] += 1
+                return (all.watches.filter { $0.key.database == database }.map(\.value), all.rounds[database]!)
             }
+            // Not on the caller's thread: it is the database's own, which the reads below wait for.
+            resynchronising.async { resynchronise(watches, of: database, round: round, retryingAfter: firstRetry) }
+        }
+    }
+
+    static let firstRetry: Duration = .milliseconds(200)
+    static let longestRetry: Duration = .seconds(5)
+
+    /// Reads the generation of each of `watches` again after announcements may have been
+    /// missed. A read that fails (the database answers the listener but not yet the pool, or
+    /// went away again) is made again after `wait`, doubling, until it succeeds: until then the
+    /// process answers from what it has, as through any outage, and then it catches up with
+    /// every commit it missed. A later resynchronisation of the database (`round`) takes over.
+    private static func resynchronise(
+        _ watches: [RowGroupWatch], of database: ObjectIdentifier, round: UInt64, retryingAfter wait: Duration
+    ) {
+        var failed: [RowGroupWatch] = []
+        for watch in watches {
+            if let generation = try? watch.refresh() {
+                watch.heard(generation, partitions: nil, coveringBefore: true)
+            } else {
+                failed.append(watch)
+            }
+        }
+        let finished = all.withLock { all -> Bool in
+            guard all.rounds[database] == round else { return true }
+            if failed.isEmpty { all.resynchronised[database, default: 0] += 1 }
+            return failed.isEmpty
+        }
+        guard !finished else { return }
+        resynchronising.asyncAfter(deadline: .now(after: wait)) { [failed] in
+            resynchronise(failed, of: database, round: round, retryingAfter: min(wait * 2, longestRetry))
         }
     }
 }

@@ -238,7 +238,7 @@
             let a = try RowStore(
                 name: name, database: Support.socketDatabase(), keyProvider: helperPassphrase, protectionReason: "test",
                 options: options)
-            let counting = CountingRowDatabase(try Support.tcpDatabase())
+            let counting = InterposedRowDatabase(try Support.tcpDatabase())
             let b = try RowStore(
                 name: name, database: counting, keyProvider: helperPassphrase, protectionReason: "test", options: options)
             // B's first read once it listens moves what it keeps as if every partition changed,
@@ -283,7 +283,7 @@
         /// 20 rounds of a commit of `a` to partition `pa`, then, once `b` (whose database is
         /// `counting`) has heard of it, one of `b` to `pb`, which must take one round trip.
         static func expectOneRoundTripPastOtherPartitions(
-            _ a: RowStore, _ b: RowStore, counting: CountingRowDatabase, cursorA: inout StoreCursor,
+            _ a: RowStore, _ b: RowStore, counting: InterposedRowDatabase, cursorA: inout StoreCursor,
             cursorB: inout StoreCursor
         ) throws {
             for round in 0..<20 {
@@ -296,13 +296,39 @@
             }
         }
 
+        /// Another process's commit announced while the listener was away, and a reconnection
+        /// whose first reads fail: the process catches up once a read succeeds, and counts the
+        /// resynchronisation then.
+        @Test func aResynchronisationWhoseReadFailsIsMadeAgainUntilItSucceeds() throws {
+            let flaky = InterposedRowDatabase(try Support.socketDatabase())
+            let name = Support.uniqueGroup("resynchronise")
+            let reader = try RowStore(name: name, database: flaky, keyProvider: helperPassphrase, protectionReason: "test")
+            try Support.waitUntilListening(flaky)
+            let writer = try RowStore(
+                name: name, database: Support.tcpDatabase(), keyProvider: helperPassphrase, protectionReason: "test")
+            let before = reader.currentGeneration()
+            // Missed: announced while this process did not listen.
+            flaky.isDeaf = true
+            _ = try writer.transact(since: try writer.load().1) { _ in [StoreConformance.put("missed", "1")] }
+            let committed = try #require(try Support.socketDatabase().head(of: RowStore.groupID(name))).generation
+            #expect(committed > before)
+            flaky.isDeaf = false
+            flaky.failingHeads = 2
+            flaky.announce(.resynchronise)
+            let deadline = ContinuousClock.now + .seconds(10)
+            while reader.currentGeneration() < committed, ContinuousClock.now < deadline { usleep(10_000) }
+            #expect(reader.currentGeneration() == committed)
+            #expect(flaky.failingHeads == 0)
+            #expect(RowGroupWatch.resynchronisations(of: flaky) == 2)
+        }
+
         /// A group opened once the process listens gets no read after listening began: it takes its
         /// starting point from a read when it is opened. Without one, announcements past a commit
         /// made before it was opened would wait for a gap that never closes, and a store keeping
         /// part of it would never write in one round trip.
         @Test func aGroupOpenedWhileTheProcessListensWritesInOneRoundTrip() throws {
             let options = Self.keepingPartByPrefix
-            let counting = CountingRowDatabase(try Support.tcpDatabase())
+            let counting = InterposedRowDatabase(try Support.tcpDatabase())
             _ = try RowStore(
                 name: Support.uniqueGroup("listening"), database: counting, keyProvider: helperPassphrase,
                 protectionReason: "test")
@@ -885,18 +911,52 @@
         }
     }
 
-    /// A ``RowDatabase`` that counts the commits made through it: in one round trip, and locking.
-    final class CountingRowDatabase: RowDatabase {
+    /// A ``RowDatabase`` over another that counts the commits made through it (in one round trip,
+    /// and locking), whose group head reads fail while ``failingHeads`` is above zero (each
+    /// failure counts it down), which hears no announcement while ``isDeaf``, and through which a
+    /// test announces what it likes.
+    final class InterposedRowDatabase: RowDatabase {
+        private struct State {
+            var oneRoundTrip = 0
+            var locking = 0
+            var failingHeads = 0
+            var isDeaf = false
+            var handler: (@Sendable (RowAnnouncement) -> Void)?
+        }
+
         private let database: any RowDatabase
-        private let counted = Mutex((oneRoundTrip: 0, locking: 0))
+        private let state = Mutex(State())
 
         init(_ database: any RowDatabase) { self.database = database }
 
         /// One-round-trip commits that landed, and locking commits.
-        func counts() -> (Int, Int) { counted.withLock { ($0.oneRoundTrip, $0.locking) } }
+        func counts() -> (Int, Int) { state.withLock { ($0.oneRoundTrip, $0.locking) } }
+
+        var failingHeads: Int {
+            get { state.withLock { $0.failingHeads } }
+            set { state.withLock { $0.failingHeads = newValue } }
+        }
+
+        var isDeaf: Bool {
+            get { state.withLock { $0.isDeaf } }
+            set { state.withLock { $0.isDeaf = newValue } }
+        }
+
+        /// Hands `announcement` to the process's listener, as the database's would.
+        func announce(_ announcement: RowAnnouncement) {
+            state.withLock { $0.handler }?(announcement)
+        }
 
         var location: String { database.location }
-        func head(of group: [UInt8]) throws -> RowGroupHead? { try database.head(of: group) }
+        func head(of group: [UInt8]) throws -> RowGroupHead? {
+            let fails = state.withLock { state -> Bool in
+                guard state.failingHeads > 0 else { return false }
+                state.failingHeads -= 1
+                return true
+            }
+            if fails { throw TokenCacheError(.databaseUnavailable, "a test's database does not answer yet") }
+            return try database.head(of: group)
+        }
         func createGroup(_ group: [UInt8], header: [UInt8], epoch: UInt64) throws -> RowGroupHead {
             try database.createGroup(group, header: header, epoch: epoch)
         }
@@ -909,12 +969,12 @@
             _ group: [UInt8], epoch: UInt64, after version: UInt64, selection: RowSelection,
             _ body: (RowGroupHead, [SealedRow]) throws -> RowCommit
         ) throws -> RowGroupHead {
-            counted.withLock { $0.locking += 1 }
+            state.withLock { $0.locking += 1 }
             return try database.commit(group, epoch: epoch, after: version, selection: selection, body)
         }
         func commit(_ group: [UInt8], epoch: UInt64, ifStillAt version: UInt64, rows: [SealedRow]) throws -> RowGroupHead? {
             let head = try database.commit(group, epoch: epoch, ifStillAt: version, rows: rows)
-            if head != nil { counted.withLock { $0.oneRoundTrip += 1 } }
+            if head != nil { state.withLock { $0.oneRoundTrip += 1 } }
             return head
         }
         func sweepCandidates(of group: [UInt8], expiredBefore now: Int64, idleBefore: Int64?, limit: Int) throws
@@ -925,6 +985,12 @@
         func lock(_ id: Int64, timeout: Duration) async throws -> @Sendable () async -> Void {
             try await database.lock(id, timeout: timeout)
         }
-        func listen(_ handler: @escaping @Sendable (RowAnnouncement) -> Void) { database.listen(handler) }
+        func listen(_ handler: @escaping @Sendable (RowAnnouncement) -> Void) {
+            state.withLock { $0.handler = handler }
+            database.listen { [self] announcement in
+                guard !isDeaf else { return }
+                handler(announcement)
+            }
+        }
     }
 #endif
