@@ -255,6 +255,13 @@ public final class CacheGroup: Sendable {
     /// The index, fresh.
     func index() throws -> Index { try snapshot().index }
 
+    /// The latest snapshot's index, with `partition` in it: loaded first when the store keeps
+    /// only part of the group (``PartialStore``) and not it, as a lookup's ``find(in:_:)`` does.
+    func index(keeping partition: CachePartition) throws -> Index {
+        _ = try keep(partition)
+        return try index()
+    }
+
     /// What `lookUp` finds in the latest snapshot. When it finds nothing, it looks again where
     /// what it looks for may be that the snapshot does not show yet: for a store that keeps only
     /// part of the group (``PartialStore``) and not `partition`, after loading it; otherwise

@@ -91,7 +91,9 @@ extension TokenCache {
         endpoint: any TokenEndpointClient, timeout: Duration
     ) async throws -> AuthenticationResult {
         let homeAccount = account.homeAccountId.normalised
-        let index = try group.index()
+        // The user's partition holds the sign-in state and the refresh tokens read from here on:
+        // in a group that keeps part of itself in memory it may have gone since the lookup.
+        let index = try group.index(keeping: .user(account.homeAccountId))
         if index.clientStates[client]?.signedOut.contains(homeAccount) ?? false {
             throw TokenCacheError(
                 .interactionRequired, "this app signed out of the account; sign in interactively to use it again")
@@ -140,7 +142,8 @@ extension TokenCache {
             _ = group.store.checkForChanges()
             let now = group.clock()
             let fresh = lookUp(
-                try group.index(), scopes: scopes, account: account, authority: authority, tokenType: "Bearer", now: now)
+                try group.index(keeping: .user(account.homeAccountId)), scopes: scopes, account: account,
+                authority: authority, tokenType: "Bearer", now: now)
             if let fresh, fresh.token.secret != seen || (!forceRefresh && !fresh.shouldRefresh) {
                 return AuthenticationResult(fresh.token, account: account, isFromCache: true)
             }
@@ -180,7 +183,7 @@ extension TokenCache {
         var tried = Set<EntryID>()
         var refusal: TokenCacheError?
         while true {
-            let candidates = try group.index().refreshTokenCandidates(
+            let candidates = try group.index(keeping: .user(account.homeAccountId)).refreshTokenCandidates(
                 account: homeAccount, environment: authority.environment, client: client)
             guard let candidate = candidates.first(where: { !tried.contains($0.entry.id) }),
                 case .refreshToken(let refreshToken) = candidate.entry.entry
