@@ -94,7 +94,10 @@ public struct PostgresStoreConfiguration: Sendable, Hashable, CustomStringConver
             for pair in rest[rest.index(after: mark)...].split(separator: "&") {
                 let parts = pair.split(separator: "=", maxSplits: 1)
                 guard parts.count == 2, let value = Self.decode(parts[1]) else {
-                    throw invalid("the parameter \(parts.first ?? "") in the database URL has no readable value")
+                    // Not quoted: text after a `?` the password did not percent-encode is the
+                    // rest of the password.
+                    throw invalid(
+                        "a parameter in the database URL has no readable value (percent-encode any ?, & or % in the password)")
                 }
                 query[String(parts[0])] = value
             }

@@ -908,6 +908,13 @@
                 let error = #expect(throws: TokenCacheError.self, "\(bad)") { try PostgresStoreConfiguration(url: bad) }
                 #expect(error?.code == .invalidArgument)
             }
+            // A ? the password did not percent-encode starts the query: what follows it is the rest
+            // of the password, which the error must not quote.
+            let unescaped = #expect(throws: TokenCacheError.self) {
+                try PostgresStoreConfiguration(url: "postgres://app:pass?word-rest@db.internal/tokens")
+            }
+            #expect(unescaped?.code == .invalidArgument)
+            #expect(unescaped.map { !$0.message.contains("word-rest") } == true, "\(String(describing: unescaped))")
         }
     }
 
