@@ -22,6 +22,11 @@ final class DatabaseThread: TaskExecutor, @unchecked Sendable {
     /// The thread's id, to refuse a wait from the thread itself (it would wait for itself).
     private let threadID = Atomic<UInt>(0)
 
+    /// The thread every database of the process runs its glue on: the glue is short hops, and a
+    /// thread lives as long as the process, so one made for each database would outlive every
+    /// database that failed to open (an app retrying through an outage would gain one a try).
+    static let process = DatabaseThread()
+
     /// Starts the thread; it lives as long as the process.
     init() {
         let box = Unmanaged.passRetained(self).toOpaque()

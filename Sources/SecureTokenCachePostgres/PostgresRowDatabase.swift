@@ -20,7 +20,8 @@ final class PostgresRowDatabase: RowDatabase {
     let location: String
     private let configuration: PostgresStoreConfiguration
     private let client: PostgresClient
-    private let thread: DatabaseThread
+    /// The process's one database thread (``DatabaseThread/process``).
+    private var thread: DatabaseThread { .process }
     private let logger: Logger
     private let metrics: PostgresMetrics
     /// Set while the database is known not to answer: calls fail at once instead of each waiting
@@ -50,7 +51,6 @@ final class PostgresRowDatabase: RowDatabase {
         location = configuration.description
         self.logger = logger
         metrics = PostgresMetrics(database: configuration.place)
-        thread = DatabaseThread()
         var options = PostgresClient.Configuration.Options()
         options.maximumConnections = max(1, configuration.maximumConnections)
         options.connectTimeout = configuration.timeout
