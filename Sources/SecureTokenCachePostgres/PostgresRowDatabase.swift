@@ -374,6 +374,10 @@ final class PostgresRowDatabase: RowDatabase {
                 do {
                     let connection = try await PostgresConnection.connect(
                         configuration: Self.connectionConfiguration(configuration), id: connectionID, logger: logger)
+                    let check = Task(executorPreference: DatabaseThread.process) {
+                        await Self.keepChecking(connection, configuration: configuration, logger: logger)
+                    }
+                    defer { check.cancel() }
                     do {
                         try await connection.listen(on: Self.channel) { notifications in
                             // Listening now: whatever was announced before may have been missed.
@@ -404,6 +408,45 @@ final class PostgresRowDatabase: RowDatabase {
     }
 
     // MARK: Queries
+
+    /// Checks the listening `connection` with a round trip every
+    /// ``PostgresStoreConfiguration/listenerCheckInterval`` until cancelled, and closes it when one
+    /// is not answered within the timeout: the listener's loop then connects again and the process
+    /// reads what it missed.
+    private static func keepChecking(
+        _ connection: PostgresConnection, configuration: PostgresStoreConfiguration, logger: Logger
+    ) async {
+        while !Task.isCancelled {
+            do {
+                try await Task.sleep(for: configuration.listenerCheckInterval)
+            } catch { return }
+            guard await answers(connection, within: configuration.timeout, logger: logger) else {
+                if Task.isCancelled { return }
+                logger.warning(
+                    "the connection that hears other instances' commits to \(configuration.place) did not answer a check; replacing it"
+                )
+                try? await connection.close()
+                return
+            }
+        }
+    }
+
+    /// Whether `connection` answers a query within `timeout`. The query is not waited for past
+    /// it: on a connection the network dropped, it would wait until the connection is closed.
+    private static func answers(_ connection: PostgresConnection, within timeout: Duration, logger: Logger) async -> Bool {
+        let (answers, first) = AsyncStream.makeStream(of: Bool.self)
+        let query = Task {
+            first.yield((try? await connection.query("SELECT 1", logger: logger)) != nil)
+        }
+        let deadline = Task {
+            try? await Task.sleep(for: timeout)
+            first.yield(false)
+        }
+        defer { deadline.cancel() }
+        _ = query
+        for await answered in answers { return answered }
+        return false
+    }
 
     private static func headQuery(_ group: [UInt8], locking: Bool) -> PostgresQuery {
         locking

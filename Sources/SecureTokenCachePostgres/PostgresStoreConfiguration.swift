@@ -48,6 +48,12 @@ public struct PostgresStoreConfiguration: Sendable, Hashable, CustomStringConver
     /// The most connections this process opens for its reads and writes (one more listens for
     /// the other instances' commits). Default: 8.
     public var maximumConnections: Int = 8
+    /// How often the connection that listens for the other instances' commits is checked with a
+    /// round trip (answered within ``timeout``). A listener only reads: a connection the network
+    /// dropped without a word (a firewall's idle timeout, a failover without a reset) would
+    /// otherwise stay silent for good, and the other instances' commits go unheard. One that does
+    /// not answer is replaced, and the process reads what it missed. Default: 10 seconds.
+    public var listenerCheckInterval: Duration = .seconds(10)
     /// A partition (a user, an app's tenant, an on-behalf-of caller) that no instance wrote for
     /// this long is deleted by the sweeps that follow every few hundred commits; `nil` for never.
     /// Default: 90 days, the longest a refresh token stays valid unused.

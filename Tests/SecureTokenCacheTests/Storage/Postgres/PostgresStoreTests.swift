@@ -322,6 +322,41 @@
             #expect(RowGroupWatch.resynchronisations(of: flaky) == 2)
         }
 
+        /// The connection that listens for other processes' commits goes silent without being
+        /// closed (a firewall forgot it): its check finds it, a new one listens, and the commits
+        /// made after that are heard.
+        @Test func aListenerThatStopsAnsweringIsReplaced() throws {
+            var configuration = try PostgresStoreConfiguration(url: Support.tcpURL())
+            guard case .tcp(_, let serverPort) = configuration.endpoint else { throw PostgresTestFailure(description: "no port") }
+            let proxy = try StallingProxy(to: serverPort)
+            defer { proxy.close() }
+            configuration.endpoint = .tcp(host: "127.0.0.1", port: proxy.port)
+            configuration.listenerCheckInterval = .milliseconds(300)
+            configuration.timeout = .seconds(1)
+            let proxied = try PostgresRowDatabase.shared(configuration, logger: .discarding)
+            let name = Support.uniqueGroup("stalled-listener")
+            let reader = try RowStore(name: name, database: proxied, keyProvider: helperPassphrase, protectionReason: "test")
+            try Support.waitUntilListening(proxied)
+            let writer = try RowStore(
+                name: name, database: Support.socketDatabase(), keyProvider: helperPassphrase, protectionReason: "test")
+            var cursor = try writer.load().1
+            let groupID = RowStore.groupID(name)
+            // Checked and answering, the listener stays.
+            let listened = RowGroupWatch.resynchronisations(of: proxied)
+            usleep(1_500_000)
+            #expect(RowGroupWatch.resynchronisations(of: proxied) == listened)
+            proxy.stallConnections()
+            // Until the reader hears a commit made after the stall: only a new listener can.
+            let deadline = ContinuousClock.now + .seconds(15)
+            var committed: UInt64 = 0
+            repeat {
+                cursor = try writer.transact(since: cursor) { _ in [StoreConformance.put("after-stall-\(committed)", "1")] }
+                committed = try #require(try Support.socketDatabase().head(of: groupID)).generation
+                usleep(200_000)
+            } while reader.currentGeneration() < committed && ContinuousClock.now < deadline
+            #expect(reader.currentGeneration() >= committed, "the reader never heard a commit after the stall")
+        }
+
         /// A group opened once the process listens gets no read after listening began: it takes its
         /// starting point from a read when it is opened. Without one, announcements past a commit
         /// made before it was opened would wait for a gap that never closes, and a store keeping
