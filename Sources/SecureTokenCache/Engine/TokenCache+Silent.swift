@@ -50,7 +50,9 @@ extension TokenCache {
     ///   correlation id);
     ///   `.serverDeclinedScopes` (a token was issued and cached for fewer scopes; see
     ///   ``TokenCacheError/declinedScopes``); `.network`, `.serverError`, `.malformedResponse`
-    ///   (nothing stored); `.lockTimeout` (another process's refresh did not finish in time).
+    ///   (nothing stored); `.lockTimeout` (another process's refresh did not finish in time);
+    ///   `.invalidArgument` (scopes that name no resource, as ``accessToken(for:account:authority:tokenType:)``
+    ///   says).
     public nonisolated(nonsending) func acquireTokenSilently(
         scopes: Scopes,
         account: Account,

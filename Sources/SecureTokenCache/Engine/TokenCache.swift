@@ -87,6 +87,11 @@ public final class TokenCache: Sendable {
     /// ignoring `openid`, `profile` and `offline_access`. A multi-tenant `authority` (or none)
     /// means the account's home tenant; a token stored under the literal `common` realm (as
     /// msal-python writes) is found too.
+    ///
+    /// - Throws: ``TokenCacheError``: `.invalidArgument` for scopes that name no resource (only
+    ///   `openid`, `profile` and `offline_access`, which every token holds, so that any token
+    ///   would do; msal-python refuses them too), and the store's errors when catching up with
+    ///   other processes' writes.
     public func accessToken(
         for scopes: Scopes,
         account: Account,
@@ -109,6 +114,12 @@ public final class TokenCache: Sendable {
         if let (token, noted) = remembered, !token.isExpired(at: now) {
             if !noted { noteUse(of: token) }
             return CachedAccessToken(token: token, shouldRefresh: token.shouldRefresh(at: now))
+        }
+        // Checked past the remembered answers, which never hold such a question.
+        guard !scopes.isEmptyForMatching else {
+            throw TokenCacheError(
+                .invalidArgument,
+                "a token lookup needs the resource's scopes, such as User.Read; openid, profile and offline_access name none")
         }
         let answer = try group.find(in: .user(account.homeAccountId)) { snapshot in
             lookUp(snapshot.index, scopes: scopes, account: account, authority: authority, tokenType: tokenType, now: now)

@@ -23,6 +23,35 @@ import Testing
         #expect(try otherCache.accessToken(for: ["User.Read"], account: account, authority: byDomain) != nil)
     }
 
+    /// `openid`, `profile` and `offline_access` are ignored in matching, so scopes of only those
+    /// name no resource: every token holds them, and a lookup would answer with whichever token
+    /// lives longest, for whatever API. Refused, as msal-python refuses them.
+    @Test func aLookupForScopesThatNameNoResourceIsRefused() async throws {
+        let cache = try TokenCache(clientId: Fixtures.clientA, group: try Fixtures.group())
+        try cache.store(try Fixtures.response(), for: try Fixtures.request())
+        let account = try #require(try cache.accounts().first)
+        #expect(try cache.accessToken(for: ["User.Read"], account: account) != nil)
+        for scopes: Scopes in [["openid", "profile"], ["offline_access"], []] {
+            let error = #expect(throws: TokenCacheError.self, "\(scopes)") {
+                try cache.accessToken(for: scopes, account: account)
+            }
+            #expect(error?.code == .invalidArgument)
+        }
+        let silent = await #expect(throws: TokenCacheError.self) {
+            try await cache.acquireTokenSilently(scopes: ["openid"], account: account, endpoint: NoNetwork())
+        }
+        #expect(silent?.code == .invalidArgument)
+    }
+
+    /// A token endpoint that no test here may reach.
+    struct NoNetwork: TokenEndpointClient {
+        func redeem(refreshToken: String, clientId: String, scopes: Scopes, endpoint: String, timeout: Duration)
+            async throws -> TokenResponse
+        {
+            throw TokenCacheError(.network, "the test made a network call")
+        }
+    }
+
     @Test func aGroupSeesAnotherGroupsWriteOnItsNextLookup() throws {
         let first = try Fixtures.group()
         let second = try CacheGroup(name: "test", store: first.store, clock: first.clock)
