@@ -135,6 +135,23 @@ public final class TokenCache: Sendable {
         return found
     }
 
+    /// The best unexpired access token for `scopes` of type `tokenType` bound to the key `keyId`
+    /// (a PoP or SSH-certificate token's `key_id`), or `nil`: a token bound to another key does
+    /// not answer, as msal-python matches `key_id`, so that a certificate for a key the caller no
+    /// longer holds is asked for again rather than used.
+    ///
+    /// - Throws: what ``accessToken(for:account:authority:tokenType:)`` throws.
+    public func accessToken(
+        for scopes: Scopes, account: Account, authority: Authority? = nil, tokenType: String, keyId: String
+    ) throws -> CachedAccessToken? {
+        // One token of a type per scopes and account (a new one replaces those whose scopes
+        // intersect, whatever their key): the token found is the only candidate.
+        guard let found = try accessToken(for: scopes, account: account, authority: authority, tokenType: tokenType),
+            found.token.keyId == keyId
+        else { return nil }
+        return found
+    }
+
     /// Tells a bounded group (``CacheConfiguration/memoryLimit``) that `token` answered a lookup,
     /// so that its partition is among the last evicted.
     func noteUse(of token: AccessToken) {

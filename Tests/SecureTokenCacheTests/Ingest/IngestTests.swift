@@ -113,6 +113,13 @@ import Testing
             try cache.accessToken(
                 for: ["https://pas.windows.net/CheckMyAccess/Linux/.default"], account: alice,
                 authority: try Authority(Self.home), tokenType: "ssh-cert")?.token.secret == "ssh-cert-1")
+        // A certificate answers only for the key it certifies, as msal-python matches key_id.
+        for (key, secret) in [("key-1", "ssh-cert-1"), ("key-2", nil)] {
+            #expect(
+                try cache.accessToken(
+                    for: ["https://pas.windows.net/CheckMyAccess/Linux/.default"], account: alice,
+                    authority: try Authority(Self.home), tokenType: "ssh-cert", keyId: key)?.token.secret == secret, "\(key)")
+        }
     }
 
     @Test func refreshKeepsWhatTheSignInAndOtherSDKsStoredOnTheAccount() throws {
