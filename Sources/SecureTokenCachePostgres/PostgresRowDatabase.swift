@@ -277,6 +277,7 @@ final class PostgresRowDatabase: RowDatabase {
         guard let (head, rows) = reading else {
             return try exchange.result().mapError { report(Self.translate($0), while: "locking a group for a write") }.get()
         }
+        let waitedForOffer = ContinuousClock.now - started
         let writes: RowCommit
         do {
             writes = try body(head, rows)
@@ -287,7 +288,10 @@ final class PostgresRowDatabase: RowDatabase {
         exchange.answer(writes)
         let after: RowGroupHead
         do {
-            after = try exchange.waitForResult(timeout: timeout, cancelling: task).mapError(Self.translate).get()
+            // One call, one timeout: what the read took is not given again to the write (the body,
+            // this process's own work, is not counted).
+            let left = max(timeout - waitedForOffer, .milliseconds(1))
+            after = try exchange.waitForResult(timeout: left, cancelling: task).mapError(Self.translate).get()
         } catch let error as TokenCacheError {
             throw report(error, while: "committing a write")
         }
