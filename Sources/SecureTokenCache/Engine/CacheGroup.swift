@@ -393,10 +393,13 @@ public final class CacheGroup: Sendable {
                 installed = next
             }
             localChanges.add(1, ordering: .relaxed)
+            // Under `catchUpLock` still: a catch-up between the two, to which the store still
+            // keeps the partitions, would file their changes back into the snapshot, where
+            // nothing would keep them current once the store stops keeping them.
+            partial.drop(plan.partitions.map(\.storageKey))
             return plan.partitions
         }
         guard !dropped.isEmpty else { return }
-        partial.drop(dropped.map(\.storageKey))
         metrics.evictions.increment(by: Int64(dropped.count))
         logger.debug(
             "dropped partitions from memory to stay under the group's memory limit", metadata: ["partitions": "\(dropped.count)"])
