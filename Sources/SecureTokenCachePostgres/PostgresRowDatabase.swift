@@ -439,15 +439,13 @@ final class PostgresRowDatabase: RowDatabase {
     /// it: on a connection the network dropped, it would wait until the connection is closed.
     private static func answers(_ connection: PostgresConnection, within timeout: Duration, logger: Logger) async -> Bool {
         let (answers, first) = AsyncStream.makeStream(of: Bool.self)
-        let query = Task {
-            first.yield((try? await connection.query("SELECT 1", logger: logger)) != nil)
-        }
+        // Left to finish on its own: a connection closed for not answering ends it.
+        Task { first.yield((try? await connection.query("SELECT 1", logger: logger)) != nil) }
         let deadline = Task {
             try? await Task.sleep(for: timeout)
             first.yield(false)
         }
         defer { deadline.cancel() }
-        _ = query
         for await answered in answers { return answered }
         return false
     }

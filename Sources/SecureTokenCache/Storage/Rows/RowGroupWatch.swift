@@ -174,8 +174,11 @@ final class RowGroupWatch: Sendable {
         }
     }
 
-    static let firstRetry: Duration = .milliseconds(200)
-    static let longestRetry: Duration = .seconds(5)
+    /// The wait before a failed read of ``resynchronise(_:of:round:retryingAfter:)`` is made
+    /// again, doubled after each failure up to ``longestRetry``.
+    private static let firstRetry: Duration = .milliseconds(200)
+    /// The longest wait between two reads of a resynchronisation.
+    private static let longestRetry: Duration = .seconds(5)
 
     /// Reads the generation of each of `watches` again after announcements may have been
     /// missed. A read that fails (the database answers the listener but not yet the pool, or
