@@ -60,7 +60,7 @@ final class CommitExchange: Sendable {
     /// After `timeout`, gives up: `task` is cancelled and
     /// ``TokenCacheError/Code/databaseUnavailable`` thrown.
     func waitForOffer(timeout: Duration, cancelling task: Task<Void, Never>) throws -> (RowGroupHead, [SealedRow])? {
-        if signal.wait(timeout: .now() + .nanoseconds(Int(timeout.nanoseconds))) == .timedOut {
+        if signal.wait(timeout: .now(after: timeout)) == .timedOut {
             let late = state.withLock { state -> CheckedContinuation<RowCommit?, Never>? in
                 if case .offered(_, _, let continuation) = state {
                     state = .answered
@@ -100,7 +100,7 @@ final class CommitExchange: Sendable {
     /// Waits for the transaction's outcome after the answer. After `timeout`, gives up:
     /// ``TokenCacheError/Code/databaseUnavailable``, saying the write may or may not be in.
     func waitForResult(timeout: Duration, cancelling task: Task<Void, Never>) throws -> Result<RowGroupHead, any Error> {
-        guard signal.wait(timeout: .now() + .nanoseconds(Int(timeout.nanoseconds))) == .success else {
+        guard signal.wait(timeout: .now(after: timeout)) == .success else {
             task.cancel()
             throw TokenCacheError(
                 .databaseUnavailable,

@@ -71,7 +71,7 @@ final class DatabaseThread: TaskExecutor, @unchecked Sendable {
         let outcome = Outcome<T>()
         let waiter = Waiter(handingOverTo: self)
         let task = Task(executorPreference: waiter) { outcome.finish(await Self.result(of: operation)) }
-        guard waiter.serve(until: .now() + .nanoseconds(Int(timeout.nanoseconds)), or: { outcome.isFinished }) else {
+        guard waiter.serve(until: .now(after: timeout), or: { outcome.isFinished }) else {
             task.cancel()
             throw TokenCacheError(
                 .databaseUnavailable,
@@ -153,14 +153,5 @@ final class DatabaseThread: TaskExecutor, @unchecked Sendable {
             for job in left { thread.run(job, on: executor) }
             return finished()
         }
-    }
-}
-
-extension Duration {
-    /// The duration in whole nanoseconds (saturating).
-    var nanoseconds: Int64 {
-        let (seconds, attoseconds) = components
-        let (product, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        return overflow ? .max : product &+ attoseconds / 1_000_000_000
     }
 }

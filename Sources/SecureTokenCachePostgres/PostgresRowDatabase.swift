@@ -438,16 +438,15 @@ final class PostgresRowDatabase: RowDatabase {
     /// Whether `connection` answers a query within `timeout`. The query is not waited for past
     /// it: on a connection the network dropped, it would wait until the connection is closed.
     private static func answers(_ connection: PostgresConnection, within timeout: Duration, logger: Logger) async -> Bool {
-        let (answers, first) = AsyncStream.makeStream(of: Bool.self)
+        let answered = OneShot<Bool>()
         // Left to finish on its own: a connection closed for not answering ends it.
-        Task { first.yield((try? await connection.query("SELECT 1", logger: logger)) != nil) }
+        Task { answered.fulfil((try? await connection.query("SELECT 1", logger: logger)) != nil) }
         let deadline = Task {
             try? await Task.sleep(for: timeout)
-            first.yield(false)
+            answered.fulfil(false)
         }
         defer { deadline.cancel() }
-        for await answered in answers { return answered }
-        return false
+        return await answered.value()
     }
 
     private static func headQuery(_ group: [UInt8], locking: Bool) -> PostgresQuery {

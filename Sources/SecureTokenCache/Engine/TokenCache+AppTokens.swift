@@ -121,7 +121,7 @@ extension TokenCache {
     /// asked about more questions than ``limit`` starts again.
     struct AppAnswers: Sendable {
         static let limit = 256
-        private var state: (generation: UInt64, localChanges: UInt64) = (.max, 0)
+        private var state: GroupState = (.max, 0)
         private var answers: [AppQuestion: AccessToken] = [:]
         /// The last question answered and its answer, checked first: comparing the caller's own
         /// strings again (the same storage) costs less than hashing them, and comparing them in
@@ -130,7 +130,7 @@ extension TokenCache {
 
         /// The remembered answer to the question of these parts, if it was found at `current`.
         mutating func answer(
-            authority: String, scopes: Scopes, extCacheKey: String?, at current: (generation: UInt64, localChanges: UInt64)
+            authority: String, scopes: Scopes, extCacheKey: String?, at current: GroupState
         ) -> AccessToken? {
             guard state == current else { return nil }
             if last?.question.isAsked(authority: authority, scopes: scopes, extCacheKey: extCacheKey) == true {
@@ -145,7 +145,7 @@ extension TokenCache {
         /// Remembers `token` as the answer to `question` at `found`, forgetting answers of
         /// another state of the group.
         mutating func remember(
-            _ token: AccessToken, for question: AppQuestion, at found: (generation: UInt64, localChanges: UInt64)
+            _ token: AccessToken, for question: AppQuestion, at found: GroupState
         ) {
             if state != found || answers.count >= Self.limit {
                 state = found

@@ -238,6 +238,10 @@ public final class TokenCache: Sendable {
     /// memory, writes kept in memory). When the group moves on, the table is let
     /// go whole, by the next answer found in the group (an answer found earlier never answers
     /// again, and the table must not keep in memory the tokens the group let go).
+    /// The state of the group a remembered answer was found at: its generation, and its count
+    /// of local changes (``CacheGroup/localChanges``), which the generation does not show.
+    typealias GroupState = (generation: UInt64, localChanges: UInt64)
+
     struct Answers: Sendable {
         /// The number of slot pairs: a power of two.
         static let sets = 4_096
@@ -251,7 +255,7 @@ public final class TokenCache: Sendable {
         private var filled: [Int] = []
         /// The group's generation and count of local changes that every answer in the table was
         /// found at.
-        private var state: (generation: UInt64, localChanges: UInt64) = (0, 0)
+        private var state: GroupState = (0, 0)
 
         /// The first of `account`'s two slots.
         static func slot(of account: Account) -> Int { slot(ofHash: account.homeAccountId.key.prehash) }
@@ -263,7 +267,7 @@ public final class TokenCache: Sendable {
         /// and its count of local changes), noted as used at `tick` of the bound's use clock;
         /// with whether it was noted (a token the bound has not counted yet is not).
         mutating func answer(
-            at state: (generation: UInt64, localChanges: UInt64), _ scopes: Scopes, _ account: Account,
+            at state: GroupState, _ scopes: Scopes, _ account: Account,
             _ authority: Authority?, _ tokenType: String, noting tick: UInt64?
         ) -> (AccessToken, noted: Bool)? {
             let generation = state.generation
@@ -307,7 +311,7 @@ public final class TokenCache: Sendable {
         /// Remembers `hit`, found at `state` for a user whose slots start at `slot`; returns
         /// the answers it lets go, for the caller to free outside the lock.
         mutating func remember(
-            _ hit: Answer, slot first: Int, at state: (generation: UInt64, localChanges: UInt64)
+            _ hit: Answer, slot first: Int, at state: GroupState
         ) -> LetGo {
             var letGo = LetGo(last: last)
             last = hit
