@@ -37,6 +37,10 @@ struct CellReader {
         return try cell.decode(Int64.self)
     }
 
+    /// The next column, an `int8` that holds one of the counters the library keeps (a row's
+    /// version, a group's generation or horizon): see ``storedCounter(_:_:)``.
+    mutating func counter(_ column: String) throws -> UInt64 { try storedCounter(try int64(), column) }
+
     /// The next column, an `int8` or `NULL`.
     mutating func optionalInt64() throws -> Int64? {
         let cell = try next()
@@ -79,4 +83,17 @@ struct CellReader {
         }
         return cell
     }
+}
+
+/// A counter the library keeps in an `int8` column (a row's version, a group's generation or
+/// horizon): the library only ever writes it from zero up, so a negative one was written by
+/// someone else, and is reported as damage rather than trapped on when it is converted.
+func storedCounter(_ value: Int64, _ column: String) throws -> UInt64 {
+    guard value >= 0 else {
+        throw TokenCacheError(
+            .storeCorrupted,
+            "the database holds a negative \(column) (\(value)), which this library never writes: the table was changed by hand; restore the database from a backup or clear the group"
+        )
+    }
+    return UInt64(value)
 }

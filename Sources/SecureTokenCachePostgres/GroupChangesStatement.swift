@@ -141,12 +141,13 @@ struct GroupChangesStatement {
         var rows: [SealedRow] = []
         for try await (header, epoch, generation, horizon, name, version, deleted, sealed, part) in result {
             if head == nil {
-                head = RowGroupHead(columns: (header, epoch, generation, horizon))
+                head = try RowGroupHead(columns: (header, epoch, generation, horizon))
             }
             guard let name, let version, let deleted, let sealed else { continue }
             rows.append(
                 SealedRow(
-                    name: Array(name.readableBytesView), version: UInt64(version), isDeletion: deleted,
+                    name: Array(name.readableBytesView), version: try storedCounter(version, "row version"),
+                    isDeletion: deleted,
                     sealed: Array(sealed.readableBytesView), partition: part.map { Array($0.readableBytesView) }))
         }
         return (head, rows)

@@ -306,7 +306,7 @@ final class PostgresRowDatabase: RowDatabase {
         let head = try call("committing a write") { client, logger -> RowGroupHead? in
             var head: RowGroupHead? = nil
             for try await (header, epoch, generation, horizon) in try await client.execute(statement, logger: logger) {
-                head = RowGroupHead(columns: (header, epoch, generation, horizon))
+                head = try RowGroupHead(columns: (header, epoch, generation, horizon))
             }
             return head
         }
@@ -458,7 +458,7 @@ final class PostgresRowDatabase: RowDatabase {
     private static func head(of group: [UInt8], in rows: PostgresRowSequence) async throws -> RowGroupHead? {
         var head: RowGroupHead? = nil
         for try await (header, epoch, generation, horizon) in rows.decode((ByteBuffer, Int64, Int64, Int64).self) {
-            head = RowGroupHead(columns: (header, epoch, generation, horizon))
+            head = try RowGroupHead(columns: (header, epoch, generation, horizon))
         }
         return head
     }
@@ -530,11 +530,12 @@ final class PostgresRowDatabase: RowDatabase {
         for try await row in result {
             var cells = CellReader(row)
             let (name, version, deleted, sealed, part) = (
-                try cells.bytes(), try cells.int64(), try cells.bool(), try cells.bytes(), try cells.optionalBytes()
+                try cells.bytes(), try cells.counter("row version"), try cells.bool(), try cells.bytes(),
+                try cells.optionalBytes()
             )
             rows.append(
                 SealedRow(
-                    name: Array(name.readableBytesView), version: UInt64(version), isDeletion: deleted,
+                    name: Array(name.readableBytesView), version: version, isDeletion: deleted,
                     sealed: Array(sealed.readableBytesView), partition: part.map { Array($0.readableBytesView) }))
         }
         return rows
@@ -802,6 +803,19 @@ final class PostgresRowDatabase: RowDatabase {
         }
     }
 
+    /// The listener's TLS context (the pool makes its own from the same configuration), its
+    /// failure (trust roots that do not load) a typed error like every other of opening a store.
+    private static func tlsContext() throws -> NIOSSLContext {
+        do {
+            return try NIOSSLContext(configuration: .makeClientConfiguration())
+        } catch {
+            throw TokenCacheError(
+                .databaseFailure,
+                "TLS to the database could not be set up (\(error)); check the system's trust roots (the ca-certificates package), or connect without TLS over a Unix socket or a trusted network"
+            )
+        }
+    }
+
     private static func connectionConfiguration(_ configuration: PostgresStoreConfiguration) throws
         -> PostgresConnection.Configuration
     {
@@ -810,8 +824,8 @@ final class PostgresRowDatabase: RowDatabase {
             let tls: PostgresConnection.Configuration.TLS =
                 switch configuration.tls {
                 case .disable: .disable
-                case .prefer: .prefer(try NIOSSLContext(configuration: .makeClientConfiguration()))
-                case .require: .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
+                case .prefer: .prefer(try tlsContext())
+                case .require: .require(try tlsContext())
                 }
             return PostgresConnection.Configuration(
                 host: host, port: port, username: configuration.username, password: configuration.password,
@@ -827,9 +841,12 @@ final class PostgresRowDatabase: RowDatabase {
 extension RowGroupHead {
     /// A head from the columns of `stc_groups` as a statement reads them: `header`, `epoch`,
     /// `generation`, `horizon`.
-    init(columns: (header: ByteBuffer, epoch: Int64, generation: Int64, horizon: Int64)) {
+    ///
+    /// - Throws: ``TokenCacheError/Code/storeCorrupted`` for a negative generation or horizon.
+    init(columns: (header: ByteBuffer, epoch: Int64, generation: Int64, horizon: Int64)) throws {
         self.init(
             header: Array(columns.header.readableBytesView), epoch: UInt64(bitPattern: columns.epoch),
-            generation: UInt64(columns.generation), horizon: UInt64(columns.horizon))
+            generation: try storedCounter(columns.generation, "group generation"),
+            horizon: try storedCounter(columns.horizon, "group horizon"))
     }
 }

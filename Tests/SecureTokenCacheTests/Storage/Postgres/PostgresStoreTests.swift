@@ -590,6 +590,31 @@
                 StoreConformance.contents(records) == ["a": "secret a of \(bystander)", "b": "secret b of \(bystander)"])
         }
 
+        /// The counters the library keeps in `int8` columns, set negative by hand (a row's
+        /// version, a group's generation): a typed error when the group is read, not a trap in
+        /// the conversion, and another group is untouched.
+        @Test func aNegativeCounterWrittenByHandIsATypedError() throws {
+            let database = try Support.socketDatabase()
+            func open(_ name: String) throws -> RowStore {
+                try RowStore(name: name, database: database, keyProvider: helperPassphrase, protectionReason: "test")
+            }
+            let (row, head, bystander) = (
+                Support.uniqueGroup("negative-row"), Support.uniqueGroup("negative-head"), Support.uniqueGroup("bystander")
+            )
+            for name in [row, head, bystander] {
+                let store = try open(name)
+                _ = try store.transact(since: try store.load().1) { _ in [StoreConformance.put("a", "secret a of \(name)")] }
+            }
+            try Support.psql("UPDATE stc_rows SET version = -5 WHERE group_id = \(Support.groupLiteral(row))")
+            try Support.psql("UPDATE stc_groups SET generation = -1 WHERE id = \(Support.groupLiteral(head))")
+            for name in [row, head] {
+                let error = #expect(throws: TokenCacheError.self, "\(name)") { _ = try open(name).load() }
+                #expect(error?.code == .storeCorrupted, "\(name): \(String(describing: error))")
+                #expect(error?.message.contains("negative") == true, "\(name): \(String(describing: error))")
+            }
+            #expect(StoreConformance.contents(try open(bystander).load().0) == ["a": "secret a of \(bystander)"])
+        }
+
         // MARK: Sweeping
 
         /// 1,600 commits, each putting a new record and deleting the previous one: the deletion rows
