@@ -49,10 +49,17 @@ final class CacheBound: Sendable {
         let tick: Atomic<UInt64>
         /// What the entry is accounted as.
         let bytes: Int
+        /// The storage of the entry whose use this is, held while the use is kept: its address
+        /// is the use's key, and a use may outlive its entry's place in the group (an answer's
+        /// use noted after a write replaced it), when a new entry at the same address would
+        /// otherwise inherit it. `nil` for a partition's use, which the ledger files and forgets
+        /// with the snapshots it follows.
+        private let storage: (any AnyObject & Sendable)?
 
-        init(tick: UInt64, bytes: Int) {
+        init(tick: UInt64, bytes: Int, of entry: CacheEntry? = nil) {
             self.tick = Atomic(tick)
             self.bytes = bytes
+            storage = entry?.storage
         }
     }
 
@@ -97,7 +104,7 @@ final class CacheBound: Sendable {
             // The ledger gives every entry in memory its partition's use: one it does not know
             // was dropped since it answered.
             guard state.ledger == nil, case .payload(let payload) = entry.members else { return nil }
-            let use = Use(tick: tick, bytes: Self.cost(payloadBytes: payload.count))
+            let use = Use(tick: tick, bytes: Self.cost(payloadBytes: payload.count), of: entry)
             state.used[identity] = use
             return use
         }
@@ -154,7 +161,8 @@ final class CacheBound: Sendable {
             }
             for (id, bytes) in written {
                 guard let stored = transaction.index[id] else { continue }
-                state.used[stored.entry.storageIdentity] = Use(tick: nextTick(), bytes: Self.cost(payloadBytes: bytes))
+                state.used[stored.entry.storageIdentity] = Use(
+                    tick: nextTick(), bytes: Self.cost(payloadBytes: bytes), of: stored.entry)
             }
             var settled = Settled()
             guard state.accounted > limit else { return settled }
@@ -210,7 +218,7 @@ final class CacheBound: Sendable {
             }
             let identity = stored.entry.storageIdentity
             // An entry this group wrote is known; one another group wrote is counted now.
-            let use = state.used[identity] ?? Use(tick: 0, bytes: Self.cost(stored))
+            let use = state.used[identity] ?? Use(tick: 0, bytes: Self.cost(stored), of: stored.entry)
             live[identity] = use
             // Added where it is filed: a summary copied out and back would copy its arrays once
             // per entry, while the dictionary still holds them.

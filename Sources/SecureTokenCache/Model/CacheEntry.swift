@@ -97,13 +97,17 @@ enum CacheEntry: Sendable, Hashable {
 
     /// The entry's shared storage as an identity: the same for every copy of the entry, another
     /// for an entry written again.
-    var storageIdentity: ObjectIdentifier {
+    var storageIdentity: ObjectIdentifier { ObjectIdentifier(storage) }
+
+    /// The entry's shared storage, whose identity ``storageIdentity`` is: held to keep that
+    /// identity from being given to another entry.
+    var storage: any AnyObject & Sendable {
         switch self {
-        case .accessToken(let entry): ObjectIdentifier(entry.storage)
-        case .refreshToken(let entry): ObjectIdentifier(entry.storage)
-        case .idToken(let entry): ObjectIdentifier(entry.storage)
-        case .account(let entry): ObjectIdentifier(entry.storage)
-        case .appMetadata(let entry): ObjectIdentifier(entry.storage)
+        case .accessToken(let entry): entry.storage
+        case .refreshToken(let entry): entry.storage
+        case .idToken(let entry): entry.storage
+        case .account(let entry): entry.storage
+        case .appMetadata(let entry): entry.storage
         }
     }
 

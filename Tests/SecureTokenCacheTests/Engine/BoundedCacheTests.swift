@@ -97,6 +97,38 @@ import Testing
         #expect(evictions.totalValue > 0, "the test never evicted")
     }
 
+    /// A lookup notes its answer's use after the group's lock, so a write may have replaced the
+    /// entry meanwhile, and the use is noted for an entry the group no longer holds. Once that
+    /// entry is freed, a new entry may take its storage's address: it must not inherit the use
+    /// (the size it is accounted as).
+    @Test func aUseNotedAfterItsEntryLeftIsNeverInheritedByTheNextEntryAtItsAddress() throws {
+        let bound = CacheBound(limit: 1 << 30)
+        /// An access token as the group holds one read from its store: its members a payload.
+        func entry(_ secret: String) throws -> CacheEntry {
+            let fields: JSONObject = [
+                "credential_type": .string("AccessToken"), "secret": .string(secret), "home_account_id": .string("u.t"),
+                "environment": .string("login.microsoftonline.com"), "client_id": .string("c"), "realm": .string("t"),
+                "target": .string("User.Read"), "cached_at": .number("1700000000"), "expires_on": .number("4100000000"),
+            ]
+            let stored = StoredEntry(
+                id: EntryID(kind: .accessToken, key: secret), ordinal: 1, entry: .accessToken(AccessToken(fields: fields)))
+            guard case .insert(let decoded) = try RecordCodec.decode(RecordCodec.record(stored)) else {
+                throw TokenCacheError(.storeCorrupted, "not an entry")
+            }
+            return decoded.entry
+        }
+        for round in 0..<200 {
+            do {
+                let gone = try entry("short \(round)")
+                bound.touch(gone)
+            }
+            let next = try entry("a much longer secret than the one before, so that its record is longer \(round)")
+            guard case .payload(let payload) = next.members else { throw TokenCacheError(.storeCorrupted, "no payload") }
+            let use = try #require(bound.touch(next))
+            #expect(use.bytes == CacheBound.cost(payloadBytes: payload.count), "round \(round)")
+        }
+    }
+
     /// A user's token answered again from the cache's remembered answers counts as a use: the
     /// users looked up since its first lookup are evicted before it.
     @Test func aRememberedAnswerCountsAsAUse() throws {
