@@ -62,20 +62,21 @@ struct GroupChangesStatement {
         )
     }
 
-    /// Runs the statement on a connection of `client`'s pool: the head (`nil` when the group has
-    /// none) and the rows.
-    func run(on client: PostgresClient, logger: Logger) async throws -> (RowGroupHead?, [SealedRow]) {
-        if loading.count == 1 { return try await Self.collect(client.execute(OnePartition(reading: self), logger: logger)) }
-        return try await Self.collect(client.execute(Partitions(reading: self), logger: logger))
+    /// Runs the statement on `connection`: the head (`nil` when the group has none) and the rows.
+    func run(on connection: PostgresConnection, logger: Logger) async throws -> (RowGroupHead?, [SealedRow]) {
+        if loading.count == 1 {
+            return try await Self.collect(connection.execute(OnePartition(reading: self), logger: logger))
+        }
+        return try await Self.collect(connection.execute(Partitions(reading: self), logger: logger))
     }
 
     /// The live rows of the one partition being loaded written up to `version`, without what
     /// changed after it, and the head: the whole answer when the head's generation is still
     /// `version`, and otherwise a reader runs ``run(on:logger:)`` as well. A cheaper read for a
     /// reader that has heard of no commit past `version`.
-    func runLoadingOnly(on client: PostgresClient, logger: Logger) async throws -> (RowGroupHead?, [SealedRow]) {
+    func runLoadingOnly(on connection: PostgresConnection, logger: Logger) async throws -> (RowGroupHead?, [SealedRow]) {
         precondition(loading.count == 1, "a read without the changes loads one partition")
-        return try await Self.collect(client.execute(OnePartitionLoadingOnly(reading: self), logger: logger))
+        return try await Self.collect(connection.execute(OnePartitionLoadingOnly(reading: self), logger: logger))
     }
 
     /// The same read, locking the group's head for the rest of the transaction on `connection`

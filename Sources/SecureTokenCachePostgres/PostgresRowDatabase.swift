@@ -124,20 +124,21 @@ final class PostgresRowDatabase: RowDatabase {
     // MARK: RowDatabase
 
     func head(of group: [UInt8]) throws -> RowGroupHead? {
-        try call("reading a group's head") { client, logger in
-            try await Self.head(of: group, in: client.query(Self.headQuery(group, locking: false), logger: logger))
+        try call("reading a group's head") { connection, logger in
+            try await Self.head(of: group, in: connection.query(Self.headQuery(group, locking: false), logger: logger))
         }
     }
 
     func createGroup(_ group: [UInt8], header: [UInt8], epoch: UInt64) throws -> RowGroupHead {
-        try call("creating a group") { client, logger in
-            try await client.query(
+        try call("creating a group") { connection, logger in
+            try await connection.query(
                 """
                 INSERT INTO stc_groups (id, header, epoch) VALUES (\(ByteBuffer(bytes: group)), \(ByteBuffer(bytes: header)), \(Int64(bitPattern: epoch)))
                 ON CONFLICT (id) DO NOTHING
                 """, logger: logger)
             guard
-                let head = try await Self.head(of: group, in: client.query(Self.headQuery(group, locking: false), logger: logger))
+                let head = try await Self.head(
+                    of: group, in: connection.query(Self.headQuery(group, locking: false), logger: logger))
             else {
                 throw TokenCacheError(.databaseFailure, "a group just created is not in stc_groups; check the table")
             }
@@ -148,7 +149,7 @@ final class PostgresRowDatabase: RowDatabase {
     func rows(of group: [UInt8], epoch: UInt64, after version: UInt64, selection: RowSelection) throws
         -> (RowGroupHead, [SealedRow])
     {
-        try call("reading a group's rows") { client, logger in
+        try call("reading a group's rows") { connection, logger in
             if version > 0 {
                 // A catch-up or a partition load: one prepared statement, one round trip. What it
                 // read is the answer unless the head says the reader starts over (another epoch,
@@ -158,28 +159,26 @@ final class PostgresRowDatabase: RowDatabase {
                     // A lookup's load by a reader up to date, as most are: the partition's rows
                     // alone are the answer while the head has not moved, and a commit announced
                     // meanwhile costs a second round trip.
-                    let (head, rows) = try await statement.runLoadingOnly(on: client, logger: logger)
+                    let (head, rows) = try await statement.runLoadingOnly(on: connection, logger: logger)
                     guard let head else { throw Self.headGone }
                     if head.epoch == epoch, version >= head.horizon, head.generation == version { return (head, rows) }
                 }
-                let (head, rows) = try await statement.run(on: client, logger: logger)
+                let (head, rows) = try await statement.run(on: connection, logger: logger)
                 guard let head else { throw Self.headGone }
                 if head.epoch == epoch, version >= head.horizon { return (head, rows) }
             }
             // One snapshot for the head and the rows: a commit between the two reads would hand
             // the reader rows newer than the head it reports.
-            return try await client.withConnection { connection in
-                try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
-                do {
-                    let result = try await Self.rows(
-                        of: group, epoch: epoch, after: version, selection: selection, on: connection, locking: false,
-                        logger: logger)
-                    try await connection.query("COMMIT", logger: logger)
-                    return result
-                } catch {
-                    _ = try? await connection.query("ROLLBACK", logger: logger)
-                    throw error
-                }
+            try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
+            do {
+                let result = try await Self.rows(
+                    of: group, epoch: epoch, after: version, selection: selection, on: connection, locking: false,
+                    logger: logger)
+                try await connection.query("COMMIT", logger: logger)
+                return result
+            } catch {
+                _ = try? await connection.query("ROLLBACK", logger: logger)
+                throw error
             }
         }
     }
@@ -187,49 +186,47 @@ final class PostgresRowDatabase: RowDatabase {
     func sweepCandidates(of group: [UInt8], expiredBefore now: Int64, idleBefore: Int64?, limit: Int) throws
         -> RowSweepCandidates
     {
-        try call("finding what a sweep deletes") { client, logger in
-            try await client.withConnection { connection in
-                try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
-                do {
-                    let id = ByteBuffer(bytes: group)
-                    guard
-                        let head = try await Self.head(
-                            of: group, in: connection.query(Self.headQuery(group, locking: false), logger: logger))
-                    else { throw Self.headGone }
-                    var rows = try await Self.decodeRows(
-                        connection.query(
-                            """
-                            SELECT name, version, deleted, sealed, part FROM stc_rows
-                            WHERE group_id = \(id) AND NOT deleted AND expires_at < \(now) ORDER BY expires_at LIMIT \(limit)
-                            """, logger: logger))
-                    var idle: [[UInt8]] = []
-                    if let idleBefore, rows.count < limit {
-                        for try await part in try await connection.query(
-                            """
-                            SELECT part FROM stc_parts WHERE group_id = \(id) AND written_at < \(idleBefore)
-                            ORDER BY written_at LIMIT \(max(1, (limit - rows.count) / 4))
-                            """, logger: logger
-                        ).decode(ByteBuffer.self) {
-                            idle.append(Array(part.readableBytesView))
-                        }
-                        if !idle.isEmpty {
-                            let expired = Set(rows.map(\.name))
-                            let parts = idle.map { ByteBuffer(bytes: $0) }
-                            rows += try await Self.decodeRows(
-                                connection.query(
-                                    """
-                                    SELECT name, version, deleted, sealed, part FROM stc_rows
-                                    WHERE group_id = \(id) AND NOT deleted AND part = ANY(\(parts))
-                                    """, logger: logger)
-                            ).filter { !expired.contains($0.name) }
-                        }
+        try call("finding what a sweep deletes") { connection, logger in
+            try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
+            do {
+                let id = ByteBuffer(bytes: group)
+                guard
+                    let head = try await Self.head(
+                        of: group, in: connection.query(Self.headQuery(group, locking: false), logger: logger))
+                else { throw Self.headGone }
+                var rows = try await Self.decodeRows(
+                    connection.query(
+                        """
+                        SELECT name, version, deleted, sealed, part FROM stc_rows
+                        WHERE group_id = \(id) AND NOT deleted AND expires_at < \(now) ORDER BY expires_at LIMIT \(limit)
+                        """, logger: logger))
+                var idle: [[UInt8]] = []
+                if let idleBefore, rows.count < limit {
+                    for try await part in try await connection.query(
+                        """
+                        SELECT part FROM stc_parts WHERE group_id = \(id) AND written_at < \(idleBefore)
+                        ORDER BY written_at LIMIT \(max(1, (limit - rows.count) / 4))
+                        """, logger: logger
+                    ).decode(ByteBuffer.self) {
+                        idle.append(Array(part.readableBytesView))
                     }
-                    try await connection.query("COMMIT", logger: logger)
-                    return RowSweepCandidates(epoch: head.epoch, generation: head.generation, rows: rows, idlePartitions: idle)
-                } catch {
-                    _ = try? await connection.query("ROLLBACK", logger: logger)
-                    throw error
+                    if !idle.isEmpty {
+                        let expired = Set(rows.map(\.name))
+                        let parts = idle.map { ByteBuffer(bytes: $0) }
+                        rows += try await Self.decodeRows(
+                            connection.query(
+                                """
+                                SELECT name, version, deleted, sealed, part FROM stc_rows
+                                WHERE group_id = \(id) AND NOT deleted AND part = ANY(\(parts))
+                                """, logger: logger)
+                        ).filter { !expired.contains($0.name) }
+                    }
                 }
+                try await connection.query("COMMIT", logger: logger)
+                return RowSweepCandidates(epoch: head.epoch, generation: head.generation, rows: rows, idlePartitions: idle)
+            } catch {
+                _ = try? await connection.query("ROLLBACK", logger: logger)
+                throw error
             }
         }
     }
@@ -245,14 +242,17 @@ final class PostgresRowDatabase: RowDatabase {
         let timeout = configuration.timeout
         let task = Task(executorPreference: thread) { [client, logger, metrics] in
             let outcome = await DatabaseThread.result {
-                try await client.withTransaction(logger: logger) { connection -> RowGroupHead in
-                    let (head, rows) = try await Self.lockedRows(
-                        of: group, epoch: epoch, after: version, selection: selection, on: connection, metrics: metrics,
-                        logger: logger)
-                    guard let commit = await exchange.offer(head, rows), !commit.rows.isEmpty || !commit.forgetting.isEmpty else {
-                        throw CommitExchange.NothingToWrite(head: head)
+                try await Self.leased(from: client) { connection in
+                    try await connection.withTransaction(logger: logger) { connection -> RowGroupHead in
+                        let (head, rows) = try await Self.lockedRows(
+                            of: group, epoch: epoch, after: version, selection: selection, on: connection, metrics: metrics,
+                            logger: logger)
+                        guard let commit = await exchange.offer(head, rows), !commit.rows.isEmpty || !commit.forgetting.isEmpty
+                        else {
+                            throw CommitExchange.NothingToWrite(head: head)
+                        }
+                        return try await Self.write(commit, to: group, after: head, on: connection, logger: logger)
                     }
-                    return try await Self.write(commit, to: group, after: head, on: connection, logger: logger)
                 }
             }
             switch outcome {
@@ -303,9 +303,9 @@ final class PostgresRowDatabase: RowDatabase {
     func commit(_ group: [UInt8], epoch: UInt64, ifStillAt version: UInt64, rows: [SealedRow]) throws -> RowGroupHead? {
         let statement = CommitRowsStatement.IfStillAt(
             commit: Self.commitStatement(rows, to: group, version: version + 1, horizon: 0), epoch: epoch)
-        let head = try call("committing a write") { client, logger -> RowGroupHead? in
+        let head = try call("committing a write") { connection, logger -> RowGroupHead? in
             var head: RowGroupHead? = nil
-            for try await (header, epoch, generation, horizon) in try await client.execute(statement, logger: logger) {
+            for try await (header, epoch, generation, horizon) in try await connection.execute(statement, logger: logger) {
                 head = try RowGroupHead(columns: (header, epoch, generation, horizon))
             }
             return head
@@ -326,9 +326,9 @@ final class PostgresRowDatabase: RowDatabase {
         let acquired = OneShot<Result<Void, TokenCacheError>>()
         let released = OneShot<Void>()
         let milliseconds = max(1, Int(timeout.nanoseconds / 1_000_000))
-        _ = Task(executorPreference: thread) { [client, logger] in
+        let locking = Task(executorPreference: thread) { [client, logger] in
             do {
-                try await client.withConnection { connection in
+                try await Self.leased(from: client) { connection in
                     // lock_timeout bounds the wait for another holder; SET takes no parameter.
                     try await connection.query(PostgresQuery(unsafeSQL: "SET lock_timeout = \(milliseconds)"), logger: logger)
                     do {
@@ -357,7 +357,10 @@ final class PostgresRowDatabase: RowDatabase {
                         "the database did not grant a lock within \(timeout + configuration.timeout); check that it is running, then retry"
                     )))
             {
-                released.fulfil(())  // if the lock comes later, it is given back at once
+                // The query may never be answered (a connection dropped without a word): the
+                // connection is closed, its session and any lock it got with it.
+                locking.cancel()
+                released.fulfil(())  // if the lock came meanwhile, it is given back at once
             }
         }
         let outcome = await acquired.value()
@@ -629,10 +632,10 @@ final class PostgresRowDatabase: RowDatabase {
 
     // MARK: Calls and errors
 
-    /// Runs `operation` on the database thread and waits for it at most the configured timeout;
-    /// errors come out as ``TokenCacheError``s.
+    /// Runs `operation` on a connection of the pool (``leased(from:_:)``), on the database thread,
+    /// and waits for it at most the configured timeout; errors come out as ``TokenCacheError``s.
     private func call<T: Sendable>(
-        _ what: String, _ operation: @escaping @Sendable (PostgresClient, Logger) async throws -> T
+        _ what: String, _ operation: @escaping @Sendable (PostgresConnection, Logger) async throws -> T
     ) throws -> T {
         try failIfKnownUnavailable(while: what)
         let client = client
@@ -640,11 +643,32 @@ final class PostgresRowDatabase: RowDatabase {
         let started = ContinuousClock.now
         defer { metrics.roundTrips.recordNanoseconds((ContinuousClock.now - started).nanoseconds) }
         do {
-            let result = try thread.wait(timeout: configuration.timeout, what) { try await operation(client, logger) }
+            let result = try thread.wait(timeout: configuration.timeout, what) {
+                try await Self.leased(from: client) { try await operation($0, logger) }
+            }
             answered()
             return result
         } catch {
             throw report(Self.translate(error), while: what)
+        }
+    }
+
+    /// Runs `operation` on a connection leased from `client`'s pool, and closes the connection if
+    /// the task is cancelled (a call past its timeout) before `operation` ends. A query of
+    /// postgres-nio does not end when its task is cancelled: on a connection that the network
+    /// dropped without a word (a firewall's idle timeout, a failover without a reset) it waits for
+    /// an answer that never comes, and keeps the connection leased, so each call that timed out
+    /// would take one more of the pool's connections until none is left. Closing fails the query,
+    /// and the pool makes a new connection in its place.
+    static func leased<T: Sendable>(
+        from client: PostgresClient, _ operation: (PostgresConnection) async throws -> T
+    ) async throws -> T {
+        try await client.withConnection { connection in
+            try await withTaskCancellationHandler {
+                try await operation(connection)
+            } onCancel: {
+                let _: EventLoopFuture<Void> = connection.close()
+            }
         }
     }
 

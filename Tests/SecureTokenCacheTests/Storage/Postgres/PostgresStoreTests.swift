@@ -322,17 +322,24 @@
             #expect(RowGroupWatch.resynchronisations(of: flaky) == 2)
         }
 
+        /// A configuration that reaches the server through a new ``StallingProxy`` (returned, for
+        /// the test to stall and close), with a timeout of a second.
+        static func throughStallingProxy() throws -> (PostgresStoreConfiguration, StallingProxy) {
+            var configuration = try PostgresStoreConfiguration(url: Support.tcpURL())
+            guard case .tcp(_, let serverPort) = configuration.endpoint else { throw PostgresTestFailure(description: "no port") }
+            let proxy = try StallingProxy(to: serverPort)
+            configuration.endpoint = .tcp(host: "127.0.0.1", port: proxy.port)
+            configuration.timeout = .seconds(1)
+            return (configuration, proxy)
+        }
+
         /// The connection that listens for other processes' commits goes silent without being
         /// closed (a firewall forgot it): its check finds it, a new one listens, and the commits
         /// made after that are heard.
         @Test func aListenerThatStopsAnsweringIsReplaced() throws {
-            var configuration = try PostgresStoreConfiguration(url: Support.tcpURL())
-            guard case .tcp(_, let serverPort) = configuration.endpoint else { throw PostgresTestFailure(description: "no port") }
-            let proxy = try StallingProxy(to: serverPort)
+            var (configuration, proxy) = try Self.throughStallingProxy()
             defer { proxy.close() }
-            configuration.endpoint = .tcp(host: "127.0.0.1", port: proxy.port)
             configuration.listenerCheckInterval = .milliseconds(300)
-            configuration.timeout = .seconds(1)
             let proxied = try PostgresRowDatabase.shared(configuration, logger: .discarding)
             let name = Support.uniqueGroup("stalled-listener")
             let reader = try RowStore(name: name, database: proxied, keyProvider: helperPassphrase, protectionReason: "test")
@@ -355,6 +362,33 @@
                 usleep(200_000)
             } while reader.currentGeneration() < committed && ContinuousClock.now < deadline
             #expect(reader.currentGeneration() >= committed, "the reader never heard a commit after the stall")
+        }
+
+        /// The pool's connection goes silent without being closed while a call runs on it: the call
+        /// fails at its timeout, and the connection is closed with it rather than kept leased by a
+        /// query that is never answered, so the calls after it get a new connection. With one
+        /// connection in the pool, a connection kept would fail every later call.
+        @Test func aCallThatTimesOutOnASilentConnectionGivesItsConnectionUp() throws {
+            var (configuration, proxy) = try Self.throughStallingProxy()
+            defer { proxy.close() }
+            configuration.maximumConnections = 1
+            let proxied = try PostgresRowDatabase.shared(configuration, logger: .discarding)
+            let name = Support.uniqueGroup("stalled-pool")
+            _ = try RowStore(name: name, database: proxied, keyProvider: helperPassphrase, protectionReason: "test")
+            let groupID = RowStore.groupID(name)
+            #expect(try proxied.head(of: groupID) != nil)
+            proxy.stallConnections()
+            let error = #expect(throws: TokenCacheError.self) { try proxied.head(of: groupID) }
+            #expect(error?.code == .databaseUnavailable, "\(String(describing: error))")
+            // Calls fail at once while the outage lasts, and one tries the database every few
+            // seconds: the first such try that gets a new connection answers.
+            let deadline = ContinuousClock.now + .seconds(15)
+            var answered = false
+            repeat {
+                answered = (try? proxied.head(of: groupID)) != nil
+                if !answered { usleep(200_000) }
+            } while !answered && ContinuousClock.now < deadline
+            #expect(answered, "no call answered after the stall: the pool's connection stayed leased")
         }
 
         /// A group opened once the process listens gets no read after listening began: it takes its
