@@ -27,6 +27,16 @@ final class DatabaseThread: TaskExecutor, @unchecked Sendable {
     /// database that failed to open (an app retrying through an outage would gain one a try).
     static let process = DatabaseThread()
 
+    /// The thread's name, as `/proc/<pid>/task/<tid>/comm` shows it.
+    static let name = "stc-database"
+
+    /// glibc's `pthread_setname_np`, looked up once: it is declared only under `_GNU_SOURCE`, which
+    /// the Glibc module is not built with, and other C libraries may not have it.
+    private static let setName: (@convention(c) (pthread_t, UnsafePointer<CChar>) -> Int32)? = {
+        guard let symbol = dlsym(nil, "pthread_setname_np") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (pthread_t, UnsafePointer<CChar>) -> Int32).self)
+    }()
+
     /// Starts the thread; it lives as long as the process.
     init() {
         let box = Unmanaged.passRetained(self).toOpaque()
@@ -36,6 +46,8 @@ final class DatabaseThread: TaskExecutor, @unchecked Sendable {
             { box in
                 let this = Unmanaged<DatabaseThread>.fromOpaque(box!).takeRetainedValue()
                 this.threadID.store(UInt(pthread_self()), ordering: .releasing)
+                // Named for whoever looks at the process's threads (`top -H`, a debugger).
+                _ = DatabaseThread.setName?(pthread_self(), DatabaseThread.name)
                 this.runForever()
             }, box)
         precondition(status == 0, "could not start the database thread (pthread_create: \(status))")
