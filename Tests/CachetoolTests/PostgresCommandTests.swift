@@ -97,6 +97,42 @@ struct PostgresCommandTests {
         #expect(left.compactMap { $0["username"] as? String } == usernames.filter { $0 != username })
     }
 
+    /// A clear whose write cannot reach the database (the group's head held locked past the
+    /// timeout) fails, and says nothing was removed: a command exits at once, so a write kept in
+    /// memory for later, as apps keep one, would be lost while reported as done.
+    @Test(.timeLimit(.minutes(1))) func aClearTheDatabaseDoesNotTakeFailsAndLosesNothing() throws {
+        let options = Self.options(
+            url: try PostgresDatabase.url(), group: "com.example.held-\(UUID().uuidString.prefix(8).lowercased())")
+        #expect(
+            try Cachetool.run(
+                ["import", TestFiles.vector("v2_two_accounts_two_tenants").path] + options, environment: FileStore.environment
+            ).status == 0)
+        let accounts = {
+            try Cachetool.run(["list", "accounts", "--json"] + options, environment: FileStore.environment).json()
+                as? [[String: Any]]
+        }
+        let before = try #require(try accounts()).count
+        let holder = Thread {
+            _ = try? PostgresDatabase.psql("BEGIN; LOCK TABLE stc_groups IN EXCLUSIVE MODE; SELECT pg_sleep(8); COMMIT")
+        }
+        holder.start()
+        let held = """
+            SELECT count(*) FROM pg_locks JOIN pg_class ON pg_locks.relation = pg_class.oid
+            WHERE relname = 'stc_groups' AND mode = 'ExclusiveLock' AND granted
+            """
+        let deadline = Date().addingTimeInterval(5)
+        while try PostgresDatabase.psql(held).trimmingCharacters(in: .whitespacesAndNewlines) != "1", Date() < deadline {
+            usleep(50_000)
+        }
+        let cleared = try Cachetool.run(["clear", "--all", "--yes"] + options, environment: FileStore.environment)
+        #expect(cleared.status == 1, "\(cleared)")
+        #expect(cleared.stderr.contains("did not answer"), "\(cleared)")
+        #expect(!cleared.stdout.contains("Removed"), "\(cleared)")
+        while !holder.isFinished { usleep(100_000) }
+        #expect(try accounts()?.count == before)
+        #expect(before > 0)
+    }
+
     /// Without --url, or without the fleet's key, --store postgres is a usage error (exit 2).
     @Test func theDatabaseAndTheKeyAreRequired() throws {
         let noURL = try Cachetool.run(["status", "--store", "postgres", "--passphrase-env", FileStore.passphraseVariable])
