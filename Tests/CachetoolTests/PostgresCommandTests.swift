@@ -75,14 +75,20 @@ struct PostgresCommandTests {
         #expect(wrong.status != 0 && !wrong.stderr.contains("not-it"), "\(wrong)")
     }
 
+    /// The options of a new group named after `prefix`, into which a vector of two accounts was
+    /// imported.
+    static func importedGroup(_ prefix: String) throws -> [String] {
+        let options = Self.options(
+            url: try PostgresDatabase.url(), group: "com.example.\(prefix)-\(UUID().uuidString.prefix(8).lowercased())")
+        let imported = try Cachetool.run(
+            ["import", TestFiles.vector("v2_two_accounts_two_tenants").path] + options, environment: FileStore.environment)
+        try #require(imported.status == 0, "\(imported)")
+        return options
+    }
+
     /// `clear --account` removes one user's entries from the database, for every instance.
     @Test func clearingAnAccountRemovesItFromTheDatabase() throws {
-        let options = Self.options(
-            url: try PostgresDatabase.url(), group: "com.example.clear-\(UUID().uuidString.prefix(8).lowercased())")
-        #expect(
-            try Cachetool.run(
-                ["import", TestFiles.vector("v2_two_accounts_two_tenants").path] + options, environment: FileStore.environment
-            ).status == 0)
+        let options = try Self.importedGroup("clear")
         let accounts = try #require(
             try Cachetool.run(["list", "accounts", "--json"] + options, environment: FileStore.environment).json()
                 as? [[String: Any]])
@@ -101,12 +107,7 @@ struct PostgresCommandTests {
     /// timeout) fails, and says nothing was removed: a command exits at once, so a write kept in
     /// memory for later, as apps keep one, would be lost while reported as done.
     @Test(.timeLimit(.minutes(1))) func aClearTheDatabaseDoesNotTakeFailsAndLosesNothing() throws {
-        let options = Self.options(
-            url: try PostgresDatabase.url(), group: "com.example.held-\(UUID().uuidString.prefix(8).lowercased())")
-        #expect(
-            try Cachetool.run(
-                ["import", TestFiles.vector("v2_two_accounts_two_tenants").path] + options, environment: FileStore.environment
-            ).status == 0)
+        let options = try Self.importedGroup("held")
         let accounts = {
             try Cachetool.run(["list", "accounts", "--json"] + options, environment: FileStore.environment).json()
                 as? [[String: Any]]
