@@ -197,10 +197,11 @@ public struct PostgresStoreConfiguration: Sendable, Hashable, CustomStringConver
             let byte = utf8[index]
             if byte == UInt8(ascii: "%") {
                 let high = utf8.index(after: index)
+                // Two hex digits, no more and no less: UInt8(_:radix:) alone would also take a sign.
                 guard high != utf8.endIndex, utf8.index(after: high) != utf8.endIndex,
-                    let value = UInt8(String(decoding: utf8[high...utf8.index(after: high)], as: UTF8.self), radix: 16)
+                    let upper = HexDigit.value(utf8[high]), let lower = HexDigit.value(utf8[utf8.index(after: high)])
                 else { return nil }
-                bytes.append(value)
+                bytes.append(upper << 4 | lower)
                 index = utf8.index(high, offsetBy: 2)
             } else {
                 bytes.append(byte)

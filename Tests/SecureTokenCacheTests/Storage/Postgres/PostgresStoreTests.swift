@@ -1007,6 +1007,7 @@
             #expect(socket.endpoint == .unixSocket(path: "/run/postgresql/.s.PGSQL.5433") && socket.tls == .disable)
             for bad in [
                 "mysql://x@y/z", "postgres://db.internal/tokens", "postgres://u@h:99999/d", "postgres://u@h/d?sslmode=sometimes",
+                "postgres://u:ab%+4cd@h/d", "postgres://u:ab%4@h/d", "postgres://u:ab%zz@h/d",
             ] {
                 let error = #expect(throws: TokenCacheError.self, "\(bad)") { try PostgresStoreConfiguration(url: bad) }
                 #expect(error?.code == .invalidArgument)
