@@ -180,7 +180,7 @@ struct GlobalOptions: ParsableArguments {
 
 extension GlobalOptions {
     /// The long names of the options above that take a value.
-    static let names: Set<String> = Set(["--group", "--store", "--dir", "--passphrase-env", "--key-file"])
+    static let names: Set<String> = Set(["--group", "--store", "--dir", "--passphrase-env", "--key-file", "--url"])
         .union(SharedCacheOptions.valueNames)
 
     /// `arguments` with global options given before the command name moved after it, so

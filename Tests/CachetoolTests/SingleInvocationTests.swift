@@ -65,6 +65,11 @@ import Testing
         #expect(run.status == 0, "\(run)")
         let status = try #require(try run.json() as? [String: Any])
         #expect(status["group"] as? String == "com.example.before")
+        // --url too, which only --store postgres takes: a usage error of its own, not an unknown
+        // option.
+        let postgres = try Cachetool.run(["--store", "postgres", "--url", "postgres://u@h/d", "status"])
+        #expect(postgres.status == 2, "\(postgres)")
+        #expect(!postgres.stderr.contains("Unknown option"), "\(postgres)")
     }
 
     // MARK: Import
