@@ -326,6 +326,7 @@ final class PostgresRowDatabase: RowDatabase {
         let acquired = OneShot<Result<Void, TokenCacheError>>()
         let released = OneShot<Void>()
         let milliseconds = max(1, Int(timeout.nanoseconds / 1_000_000))
+        let unlockTimeout = configuration.timeout
         let locking = Task(executorPreference: thread) { [client, logger] in
             do {
                 try await Self.leased(from: client) { connection in
@@ -339,8 +340,17 @@ final class PostgresRowDatabase: RowDatabase {
                     }
                     acquired.fulfil(.success(()))
                     await released.value()
+                    // Given back by queries like any other, which a connection dropped without a
+                    // word never answers: past the timeout the connection is closed (the server
+                    // then frees the lock with the session), and goes back to the pool closed.
+                    let watchdog = Task {
+                        try? await Task.sleep(for: unlockTimeout)
+                        if !Task.isCancelled { let _: EventLoopFuture<Void> = connection.close() }
+                    }
                     _ = try? await connection.query("SELECT pg_advisory_unlock(\(id))", logger: logger)
                     _ = try? await connection.query("RESET lock_timeout", logger: logger)
+                    watchdog.cancel()
+                    await watchdog.value
                 }
             } catch {
                 acquired.fulfil(.failure(Self.translate(error)))
@@ -660,15 +670,44 @@ final class PostgresRowDatabase: RowDatabase {
     /// an answer that never comes, and keeps the connection leased, so each call that timed out
     /// would take one more of the pool's connections until none is left. Closing fails the query,
     /// and the pool makes a new connection in its place.
+    ///
+    /// The cancellation comes from another thread, and may come as `operation` ends: whichever
+    /// of the two claims the connection first decides. If the cancellation did, the connection is
+    /// closed before it goes back to the pool, so that the close never lands on a connection the
+    /// pool has leased to another call.
     static func leased<T: Sendable>(
         from client: PostgresClient, _ operation: (PostgresConnection) async throws -> T
     ) async throws -> T {
         try await client.withConnection { connection in
-            try await withTaskCancellationHandler {
-                try await operation(connection)
-            } onCancel: {
-                let _: EventLoopFuture<Void> = connection.close()
+            let claim = LeaseClaim()
+            let result: Result<T, any Error>
+            do {
+                result = .success(
+                    try await withTaskCancellationHandler {
+                        try await operation(connection)
+                    } onCancel: {
+                        if claim.take(.closing) { let _: EventLoopFuture<Void> = connection.close() }
+                    })
+            } catch {
+                result = .failure(error)
             }
+            if !claim.take(.ended) { try? await connection.closeFuture.get() }
+            return try result.get()
+        }
+    }
+
+    /// Who ended a lease first: its operation, or a cancellation that closes its connection.
+    private final class LeaseClaim: Sendable {
+        enum Claimant: UInt8 {
+            case ended = 1
+            case closing = 2
+        }
+
+        private let state = Atomic<UInt8>(0)
+
+        /// Whether `claimant` is the first to claim the lease.
+        func take(_ claimant: Claimant) -> Bool {
+            state.compareExchange(expected: 0, desired: claimant.rawValue, ordering: .acquiringAndReleasing).exchanged
         }
     }
 

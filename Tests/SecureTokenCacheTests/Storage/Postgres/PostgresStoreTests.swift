@@ -391,6 +391,29 @@
             #expect(answered, "no call answered after the stall: the pool's connection stayed leased")
         }
 
+        /// The same for a lock's connection that goes silent while the lock is held: giving the
+        /// lock back is never answered, and the connection is closed past the timeout instead of
+        /// staying leased, so that the calls after it get a new one.
+        @Test func aLockGivenBackOnASilentConnectionGivesItsConnectionUp() async throws {
+            var (configuration, proxy) = try Self.throughStallingProxy()
+            defer { proxy.close() }
+            configuration.maximumConnections = 1
+            let proxied = try PostgresRowDatabase.shared(configuration, logger: .discarding)
+            let name = Support.uniqueGroup("stalled-lock")
+            _ = try RowStore(name: name, database: proxied, keyProvider: helperPassphrase, protectionReason: "test")
+            let groupID = RowStore.groupID(name)
+            let release = try await proxied.lock(Int64.random(in: 1...Int64.max), timeout: .seconds(1))
+            proxy.stallConnections()
+            await release()
+            let deadline = ContinuousClock.now + .seconds(15)
+            var answered = false
+            repeat {
+                answered = (try? proxied.head(of: groupID)) != nil
+                if !answered { try await Task.sleep(for: .milliseconds(200)) }
+            } while !answered && ContinuousClock.now < deadline
+            #expect(answered, "no call answered after the stall: the lock's connection stayed leased")
+        }
+
         /// A group opened once the process listens gets no read after listening began: it takes its
         /// starting point from a read when it is opened. Without one, announcements past a commit
         /// made before it was opened would wait for a gap that never closes, and a store keeping
