@@ -333,6 +333,18 @@
             return (configuration, proxy)
         }
 
+        /// Whether a read of `group`'s head through `database` answers within 15 seconds. Calls fail
+        /// at once while an outage lasts, and one tries the database every few seconds: the first
+        /// such try that gets a connection that answers ends it.
+        static func answersAgain(_ database: PostgresRowDatabase, _ group: [UInt8]) -> Bool {
+            let deadline = ContinuousClock.now + .seconds(15)
+            repeat {
+                if (try? database.head(of: group)) != nil { return true }
+                usleep(200_000)
+            } while ContinuousClock.now < deadline
+            return false
+        }
+
         /// The connection that listens for other processes' commits goes silent without being
         /// closed (a firewall forgot it): its check finds it, a new one listens, and the commits
         /// made after that are heard.
@@ -380,15 +392,7 @@
             proxy.stallConnections()
             let error = #expect(throws: TokenCacheError.self) { try proxied.head(of: groupID) }
             #expect(error?.code == .databaseUnavailable, "\(String(describing: error))")
-            // Calls fail at once while the outage lasts, and one tries the database every few
-            // seconds: the first such try that gets a new connection answers.
-            let deadline = ContinuousClock.now + .seconds(15)
-            var answered = false
-            repeat {
-                answered = (try? proxied.head(of: groupID)) != nil
-                if !answered { usleep(200_000) }
-            } while !answered && ContinuousClock.now < deadline
-            #expect(answered, "no call answered after the stall: the pool's connection stayed leased")
+            #expect(Self.answersAgain(proxied, groupID), "no call answered after the stall: the pool's connection stayed leased")
         }
 
         /// The same for a lock's connection that goes silent while the lock is held: giving the
@@ -405,13 +409,7 @@
             let release = try await proxied.lock(Int64.random(in: 1...Int64.max), timeout: .seconds(1))
             proxy.stallConnections()
             await release()
-            let deadline = ContinuousClock.now + .seconds(15)
-            var answered = false
-            repeat {
-                answered = (try? proxied.head(of: groupID)) != nil
-                if !answered { try await Task.sleep(for: .milliseconds(200)) }
-            } while !answered && ContinuousClock.now < deadline
-            #expect(answered, "no call answered after the stall: the lock's connection stayed leased")
+            #expect(Self.answersAgain(proxied, groupID), "no call answered after the stall: the lock's connection stayed leased")
         }
 
         /// A group opened once the process listens gets no read after listening began: it takes its
