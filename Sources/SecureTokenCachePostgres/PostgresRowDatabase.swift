@@ -20,6 +20,8 @@ final class PostgresRowDatabase: RowDatabase {
     let location: String
     private let configuration: PostgresStoreConfiguration
     private let client: PostgresClient
+    /// The connections locks may hold (``LockSlots``).
+    private let lockSlots: LockSlots
     /// The process's one database thread (``DatabaseThread/process``).
     private var thread: DatabaseThread { .process }
     private let logger: Logger
@@ -52,7 +54,8 @@ final class PostgresRowDatabase: RowDatabase {
         self.logger = logger
         metrics = PostgresMetrics(database: configuration.place)
         var options = PostgresClient.Configuration.Options()
-        options.maximumConnections = max(1, configuration.maximumConnections)
+        options.maximumConnections = max(2, configuration.maximumConnections)
+        lockSlots = LockSlots(options.maximumConnections - 1)
         options.connectTimeout = configuration.timeout
         // The pool arms a keep-alive timer each time a connection goes back to it, and an idle
         // timer for a connection beyond its minimum; a lease cancels them, but each sleep stays
@@ -319,15 +322,26 @@ final class PostgresRowDatabase: RowDatabase {
         return head
     }
 
-    func lock(_ id: Int64, timeout: Duration) async throws -> @Sendable () async -> Void {
+    func lock(_ id: Int64, timeout wholeTimeout: Duration) async throws -> @Sendable () async -> Void {
         try failIfKnownUnavailable(while: "taking a lock")
+        let started = ContinuousClock.now
+        guard await lockSlots.take(within: wholeTimeout) else {
+            throw TokenCacheError(
+                .lockTimeout,
+                "this process's other locks held the connections locks may use (all but one of maximumConnections) for \(wholeTimeout); retry, or allow more connections"
+            )
+        }
+        // What waiting for the slot took is not given again to waiting for the lock.
+        let timeout = max(wholeTimeout - (ContinuousClock.now - started), .milliseconds(1))
         // A session lock on a connection of the pool, kept out of the pool until the release:
         // the task below holds both, and the caller's body runs in the caller's own context.
         let acquired = OneShot<Result<Void, TokenCacheError>>()
         let released = OneShot<Void>()
         let milliseconds = max(1, Int(timeout.nanoseconds / 1_000_000))
         let unlockTimeout = configuration.timeout
-        let locking = Task(executorPreference: thread) { [client, logger] in
+        let locking = Task(executorPreference: thread) { [client, logger, lockSlots] in
+            // Once the connection is back in the pool.
+            defer { lockSlots.give() }
             do {
                 try await Self.leased(from: client) { connection in
                     // lock_timeout bounds the wait for another holder; SET takes no parameter.
@@ -345,10 +359,16 @@ final class PostgresRowDatabase: RowDatabase {
                     // then frees the lock with the session), and goes back to the pool closed.
                     let watchdog = Task {
                         try? await Task.sleep(for: unlockTimeout)
-                        if !Task.isCancelled { let _: EventLoopFuture<Void> = connection.close() }
+                        // Waited for, as below: the pool must know it closed before it has it back.
+                        if !Task.isCancelled { try? await connection.close().get() }
                     }
-                    _ = try? await connection.query("SELECT pg_advisory_unlock(\(id))", logger: logger)
-                    _ = try? await connection.query("RESET lock_timeout", logger: logger)
+                    // One statement, as RESET would be a second: a query on a connection the
+                    // watchdog closed may never end either.
+                    _ = try? await connection.query(
+                        """
+                        SELECT pg_advisory_unlock(\(id)), set_config('lock_timeout', reset_val, false)
+                        FROM pg_settings WHERE name = 'lock_timeout'
+                        """, logger: logger)
                     watchdog.cancel()
                     await watchdog.value
                 }
@@ -375,7 +395,12 @@ final class PostgresRowDatabase: RowDatabase {
         }
         let outcome = await acquired.value()
         deadline.cancel()
-        try outcome.get()
+        // An outage's bookkeeping, as every call keeps it: this may be the call that tries the
+        // database again.
+        switch outcome {
+        case .success: answered()
+        case .failure(let error): throw report(error, while: "taking a lock")
+        }
         return { _ = released.fulfil(()) }
     }
 
@@ -819,7 +844,9 @@ final class PostgresRowDatabase: RowDatabase {
             case "42P01":
                 return TokenCacheError(
                     .databaseFailure,
-                    "a token cache table is missing (\(message)); was it dropped? Open the group again to create it")
+                    "a token cache table is missing (\(message)): it was dropped or renamed while the schema's version row "
+                        + "stayed, and the library does not make tables again over it; restore the database from a backup, "
+                        + "or drop every stc_ table (the library then creates them, empty) and import or sign in again")
             case _ where state.hasPrefix("57P") || state.hasPrefix("08") || state == "53300":
                 return TokenCacheError(
                     .databaseUnavailable, "the database is not accepting requests (\(message)); retry when it is back")

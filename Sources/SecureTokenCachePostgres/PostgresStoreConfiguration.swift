@@ -46,7 +46,10 @@ public struct PostgresStoreConfiguration: Sendable, Hashable, CustomStringConver
     /// free) before it fails with ``TokenCacheError/Code/databaseUnavailable``. Default: 5 seconds.
     public var timeout: Duration = .seconds(5)
     /// The most connections this process opens for its reads and writes (one more listens for
-    /// the other instances' commits). Default: 8.
+    /// the other instances' commits), at least 2. A refresh holds one for its lock across
+    /// instances while its reads and writes use another, so locks held at once are at most one
+    /// fewer; a refresh that waits past its lock timeout for one fails with
+    /// ``TokenCacheError/Code/lockTimeout``. Default: 8.
     public var maximumConnections: Int = 8
     /// How often the connection that listens for the other instances' commits is checked with a
     /// round trip (answered within ``timeout``). A listener only reads: a connection the network

@@ -5,7 +5,7 @@ import Synchronization
 /// A TCP proxy on loopback that forwards each connection to a port, and can stall the
 /// connections it carries: their bytes stop flowing both ways, and neither side is told (no FIN,
 /// no reset), as when a firewall forgets a connection or a server fails over without a word.
-/// Connections made after a stall flow.
+/// Connections made after a stall flow, unless ``stallsNewConnections`` is set.
 final class StallingProxy: Sendable {
     /// The port the proxy listens on.
     let port: Int
@@ -14,6 +14,14 @@ final class StallingProxy: Sendable {
     /// Each connection's pair of sockets, and whether it is stalled.
     private let connections = Mutex<[(client: Int32, server: Int32, stalled: Bool)]>([])
     private let closed = Atomic<Bool>(false)
+    private let stallingNew = Atomic<Bool>(false)
+
+    /// Whether connections made from now on are stalled from their start (their connection is
+    /// made, and no byte flows).
+    var stallsNewConnections: Bool {
+        get { stallingNew.load(ordering: .relaxed) }
+        set { stallingNew.store(newValue, ordering: .relaxed) }
+    }
 
     /// A proxy to `target` on 127.0.0.1, accepting at once.
     init(to target: Int) throws {
@@ -77,7 +85,7 @@ final class StallingProxy: Sendable {
                 Glibc.close(server)
                 continue
             }
-            connections.withLock { $0.append((client, server, false)) }
+            connections.withLock { $0.append((client, server, stallsNewConnections)) }
             Thread.detachNewThread { [self] in pump(from: client, to: server, pair: client) }
             Thread.detachNewThread { [self] in pump(from: server, to: client, pair: client) }
         }

@@ -345,6 +345,31 @@
             return false
         }
 
+        /// More refreshes at once than the pool has connections, each holding its lock (on a
+        /// connection of the pool) while it reads the group: the locks never take every
+        /// connection, so each holder's reads get one, and every refresh ends.
+        @Test func locksLeaveAConnectionForTheirHoldersWork() async throws {
+            var configuration = try PostgresStoreConfiguration(url: Support.tcpURL())
+            configuration.maximumConnections = 2
+            configuration.timeout = .seconds(2)
+            let database = try PostgresRowDatabase.shared(configuration, logger: .discarding)
+            let name = Support.uniqueGroup("locks")
+            _ = try RowStore(name: name, database: database, keyProvider: helperPassphrase, protectionReason: "test")
+            let group = RowStore.groupID(name)
+            try await withThrowingTaskGroup(of: Void.self) { refreshes in
+                for _ in 0..<3 {
+                    refreshes.addTask {
+                        let release = try await database.lock(Int64.random(in: 1...Int64.max), timeout: .seconds(10))
+                        _ = try database.head(of: group)
+                        try await Task.sleep(for: .milliseconds(100))
+                        _ = try database.head(of: group)
+                        await release()
+                    }
+                }
+                try await refreshes.waitForAll()
+            }
+        }
+
         /// The connection that listens for other processes' commits goes silent without being
         /// closed (a firewall forgot it): its check finds it, a new one listens, and the commits
         /// made after that are heard.
@@ -376,32 +401,47 @@
             #expect(reader.currentGeneration() >= committed, "the reader never heard a commit after the stall")
         }
 
-        /// The pool's connection goes silent without being closed while a call runs on it: the call
-        /// fails at its timeout, and the connection is closed with it rather than kept leased by a
-        /// query that is never answered, so the calls after it get a new connection. With one
-        /// connection in the pool, a connection kept would fail every later call.
+        /// The pool's connections go silent without being closed, new ones too for a while: each
+        /// call fails at its timeout, and its connection is closed with it rather than kept
+        /// leased by a query that is never answered, so once connections flow again the calls get
+        /// a new one. Connections kept would fail every later call.
         @Test func aCallThatTimesOutOnASilentConnectionGivesItsConnectionUp() throws {
             var (configuration, proxy) = try Self.throughStallingProxy()
             defer { proxy.close() }
-            configuration.maximumConnections = 1
+            configuration.maximumConnections = 2
             let proxied = try PostgresRowDatabase.shared(configuration, logger: .discarding)
             let name = Support.uniqueGroup("stalled-pool")
             _ = try RowStore(name: name, database: proxied, keyProvider: helperPassphrase, protectionReason: "test")
             let groupID = RowStore.groupID(name)
-            #expect(try proxied.head(of: groupID) != nil)
+            // Calls at once, so that the pool opens as many connections as it may.
+            for _ in 0..<5 {
+                DispatchQueue.concurrentPerform(iterations: configuration.maximumConnections) { _ in
+                    #expect((try? proxied.head(of: groupID)) != nil)
+                }
+            }
+            proxy.stallsNewConnections = true
             proxy.stallConnections()
-            let error = #expect(throws: TokenCacheError.self) { try proxied.head(of: groupID) }
-            #expect(error?.code == .databaseUnavailable, "\(String(describing: error))")
+            // Until every connection the pool may have has been tried, and timed out.
+            var timedOut = 0
+            let deadline = ContinuousClock.now + .seconds(15)
+            while timedOut < configuration.maximumConnections && ContinuousClock.now < deadline {
+                let started = ContinuousClock.now
+                let error = #expect(throws: TokenCacheError.self) { try proxied.head(of: groupID) }
+                #expect(error?.code == .databaseUnavailable, "\(String(describing: error))")
+                if ContinuousClock.now - started >= .milliseconds(900) { timedOut += 1 } else { usleep(100_000) }
+            }
+            proxy.stallsNewConnections = false
             #expect(Self.answersAgain(proxied, groupID), "no call answered after the stall: the pool's connection stayed leased")
         }
 
         /// The same for a lock's connection that goes silent while the lock is held: giving the
         /// lock back is never answered, and the connection is closed past the timeout instead of
-        /// staying leased, so that the calls after it get a new one.
+        /// staying leased, with the slot it held among the connections locks may use
+        /// (``LockSlots``), which the next lock needs.
         @Test func aLockGivenBackOnASilentConnectionGivesItsConnectionUp() async throws {
             var (configuration, proxy) = try Self.throughStallingProxy()
             defer { proxy.close() }
-            configuration.maximumConnections = 1
+            configuration.maximumConnections = 2
             let proxied = try PostgresRowDatabase.shared(configuration, logger: .discarding)
             let name = Support.uniqueGroup("stalled-lock")
             _ = try RowStore(name: name, database: proxied, keyProvider: helperPassphrase, protectionReason: "test")
@@ -409,7 +449,9 @@
             let release = try await proxied.lock(Int64.random(in: 1...Int64.max), timeout: .seconds(1))
             proxy.stallConnections()
             await release()
-            #expect(Self.answersAgain(proxied, groupID), "no call answered after the stall: the lock's connection stayed leased")
+            let next = try await proxied.lock(Int64.random(in: 1...Int64.max), timeout: .seconds(5))
+            await next()
+            #expect(Self.answersAgain(proxied, groupID))
         }
 
         /// A group opened once the process listens gets no read after listening began: it takes its
@@ -822,10 +864,19 @@
         // MARK: When the database refuses
 
         /// Refused each time, as an app retrying would be, and leaving no thread behind: the
-        /// process has one database thread, however many opens failed.
+        /// process has one database thread, however many opens failed. (The thread tests make
+        /// threads of their own, by the same name, which live as long as the process.)
         @Test func aWrongPasswordIsADatabaseFailureThatNamesNoPassword() throws {
             var configuration = try PostgresStoreConfiguration(url: Support.tcpURL())
             configuration.password = "not-the-password-3141"
+            func databaseThreads() throws -> Int {
+                try FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").filter { task in
+                    let name = try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)
+                    return name?.trimmingCharacters(in: .whitespacesAndNewlines) == DatabaseThread.name
+                }.count
+            }
+            _ = try Support.socketDatabase()  // the process's thread runs
+            let before = try databaseThreads()
             for attempt in 0..<3 {
                 let error = #expect(throws: TokenCacheError.self) {
                     _ = try CacheGroup.open(
@@ -835,11 +886,8 @@
                 #expect(error?.message.contains("refused the login") == true, "\(String(describing: error))")
                 #expect(error.map { !$0.message.contains("not-the-password-3141") } ?? false)
             }
-            let threads = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").filter { task in
-                let name = try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)
-                return name?.trimmingCharacters(in: .whitespacesAndNewlines) == DatabaseThread.name
-            }
-            #expect(threads.count == 1, "\(threads.count) database threads")
+            #expect(try databaseThreads() == before, "database threads: \(before) before the opens")
+            #expect(before >= 1)
         }
 
         /// A port where nothing listens (refused at once), and one where a socket listens but never
@@ -1045,8 +1093,9 @@
 
     /// A ``RowDatabase`` over another that counts the commits made through it (in one round trip,
     /// and locking), whose group head reads fail while ``failingHeads`` is above zero (each
-    /// failure counts it down), which hears no announcement while ``isDeaf``, and through which a
-    /// test announces what it likes.
+    /// failure counts it down), which hears no announcement while ``isDeaf``, through which a
+    /// test announces what it likes, and which runs ``afterSweepCandidates`` (once) between a
+    /// sweep's read of its candidates and its commit.
     final class InterposedRowDatabase: RowDatabase {
         private struct State {
             var oneRoundTrip = 0
@@ -1054,6 +1103,7 @@
             var failingHeads = 0
             var isDeaf = false
             var handler: (@Sendable (RowAnnouncement) -> Void)?
+            var afterSweepCandidates: (@Sendable () throws -> Void)?
         }
 
         private let database: any RowDatabase
@@ -1112,7 +1162,17 @@
         func sweepCandidates(of group: [UInt8], expiredBefore now: Int64, idleBefore: Int64?, limit: Int) throws
             -> RowSweepCandidates
         {
-            try database.sweepCandidates(of: group, expiredBefore: now, idleBefore: idleBefore, limit: limit)
+            let candidates = try database.sweepCandidates(of: group, expiredBefore: now, idleBefore: idleBefore, limit: limit)
+            try state.withLock { state in
+                defer { state.afterSweepCandidates = nil }; return state.afterSweepCandidates
+            }?()
+            return candidates
+        }
+
+        /// What runs once, the next time a sweep has read its candidates.
+        var afterSweepCandidates: (@Sendable () throws -> Void)? {
+            get { state.withLock { $0.afterSweepCandidates } }
+            set { state.withLock { $0.afterSweepCandidates = newValue } }
         }
         func lock(_ id: Int64, timeout: Duration) async throws -> @Sendable () async -> Void {
             try await database.lock(id, timeout: timeout)
