@@ -306,15 +306,20 @@ final class RowStore: CacheStore, PartialStore {
         var swept = Swept()
         let head = try database.commit(group, epoch: found.epoch, after: found.generation, selection: .wholeGroup) {
             head, changed in
-            // A row written again since the candidates were read is not swept.
+            // A row written again since the candidates were read is not swept, and a partition
+            // written since is no longer idle: none of its rows is swept (those that expired go
+            // with a later sweep), and it is not forgotten.
             let rewritten = Set(changed.map(\.name))
+            let revived = Set(changed.compactMap(\.partition)).intersection(idle)
+            let forgotten = found.idlePartitions.filter { !revived.contains($0) }
             var deletions: [RecordChange] = []
-            swept = Swept(partitions: found.idlePartitions.count)
+            swept = Swept(partitions: forgotten.count)
             for row in found.rows where !rewritten.contains(row.name) {
+                if let partition = row.partition, revived.contains(partition) { continue }
                 deletions.append(.delete(try open(row).id))
                 if let partition = row.partition, idle.contains(partition) { swept.idle += 1 } else { swept.expired += 1 }
             }
-            return RowCommit(rows: try seal(deletions, at: head.generation + 1), forgetting: found.idlePartitions)
+            return RowCommit(rows: try seal(deletions, at: head.generation + 1), forgetting: forgotten)
         }
         watch.advance(to: head.generation)
         if swept.expired + swept.idle > 0 {

@@ -322,19 +322,24 @@
 
         // MARK: Sweeps
 
+        /// The store of group `name` in `database` whose clock stands at `now`, and whose
+        /// partitions are idle after a day.
+        static func sweptStore(_ name: String, on database: any RowDatabase, at now: Int64) throws -> RowStore {
+            try RowStore(
+                name: name, database: database,
+                keyProvider: CacheConfiguration.KeySource.passphrase("fleet passphrase").makeProvider(
+                    group: name, configuration: Self.configuration()),
+                protectionReason: "test",
+                options: RowStoreOptions(idlePartitionAge: .seconds(86400), classify: CacheGroup.rowTraits, clock: { now }))
+        }
+
         /// A sweep deletes the access tokens whose expiry passed (and no other entry of their
         /// partition), then the partitions nobody wrote for longer than the idle age; every
         /// instance drops what it deleted.
         @Test func aSweepDeletesExpiredTokensThenIdlePartitions() async throws {
             let name = Support.uniqueGroup("sweep")
             let now = Int64(Date().timeIntervalSince1970)
-            let database = try Support.socketDatabase()
-            let store = try RowStore(
-                name: name, database: database,
-                keyProvider: CacheConfiguration.KeySource.passphrase("fleet passphrase").makeProvider(
-                    group: name, configuration: Self.configuration()),
-                protectionReason: "test",
-                options: RowStoreOptions(idlePartitionAge: .seconds(86400), classify: CacheGroup.rowTraits, clock: { now }))
+            let store = try Self.sweptStore(name, on: try Support.socketDatabase(), at: now)
             let group = try CacheGroup(name: name, store: store, clock: { now })
             let cache = try TokenCache(clientId: Fixtures.clientA, group: group)
             try cache.store(
@@ -358,6 +363,43 @@
                 "SELECT count(*) FROM stc_parts WHERE group_id = \(Support.groupLiteral(name))"
             ).trimmingCharacters(in: .whitespacesAndNewlines)
             #expect(left == "1")
+        }
+
+        /// A partition written by another instance after a sweep read it as idle, and before the
+        /// sweep's commit: the sweep leaves it whole (the rows the write did not touch too) and
+        /// does not forget it, so that a later idle sweep still finds it.
+        @Test func aPartitionWrittenWhileASweepRunsIsNotSwept() throws {
+            let name = Support.uniqueGroup("sweep-revived")
+            let now = Int64(Date().timeIntervalSince1970)
+            let database = InterposedRowDatabase(try Support.socketDatabase())
+            let store = try Self.sweptStore(name, on: database, at: now)
+            let cache = try TokenCache(
+                clientId: Fixtures.clientA, group: try CacheGroup(name: name, store: store, clock: { now }))
+            try Self.store(cache, user: 1)
+            let other = try TokenCache(
+                clientId: Fixtures.clientA,
+                group: try CacheGroup.open(name, database: Support.socketDatabase(), configuration: Self.configuration()))
+            try Support.psql("UPDATE stc_parts SET written_at = 0 WHERE group_id = \(Support.groupLiteral(name))")
+            // Another scope's token for the same user: its account, refresh and ID tokens are
+            // written again, its first access token is not.
+            database.afterSweepCandidates = {
+                try other.store(
+                    Fixtures.response(
+                        uid: Self.uid(1), username: "user1@contoso.com", accessToken: "at-mail", scope: "Mail.Read"),
+                    for: Fixtures.request(scopes: ["Mail.Read"]), signIn: false)
+            }
+            let swept = try store.sweep(now: now)
+            #expect(swept.idle == 0 && swept.partitions == 0, "\(swept)")
+            // As a new instance finds the group.
+            let later = try TokenCache(
+                clientId: Fixtures.clientA,
+                group: try CacheGroup.open(name, database: Support.socketDatabase(), configuration: Self.configuration()))
+            #expect(try later.accessToken(for: ["User.Read"], account: Self.account(1))?.token.secret == "at-1")
+            #expect(try later.accessToken(for: ["Mail.Read"], account: Self.account(1))?.token.secret == "at-mail")
+            let parts = try Support.psql(
+                "SELECT count(*) FROM stc_parts WHERE group_id = \(Support.groupLiteral(name))"
+            ).trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(parts == "1")
         }
 
         /// Waits until `condition` holds, for up to `seconds`.
