@@ -88,7 +88,8 @@ public struct PostgresStoreConfiguration: Sendable, Hashable, CustomStringConver
         func invalid(_ why: String) -> TokenCacheError {
             TokenCacheError(
                 .invalidArgument,
-                "\(why); write the database URL as postgres://user:password@host:port/database?sslmode=require")
+                "\(why); write the database URL as postgres://user@host:port/database?sslmode=require, with the password in PGPASSWORD or in the URL after the user (user:password@)"
+            )
         }
         var rest = Substring(url)
         if rest.hasPrefix("postgres://") {

@@ -76,7 +76,7 @@ struct GlobalOptions: ParsableArguments {
         help: ArgumentHelp(
             "The PostgreSQL database of --store postgres, as a URL: postgres://user@host:port/database?sslmode=require.",
             discussion:
-                "Without a password in the URL, the PGPASSWORD environment variable's is used. The password is never printed.",
+                "Without a password in the URL, the PGPASSWORD environment variable's is used: prefer it, as other users of the machine can read a command line. The password is never printed.",
             valueName: "url"))
     var url: String?
 

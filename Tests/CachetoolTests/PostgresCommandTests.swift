@@ -67,12 +67,16 @@ struct PostgresCommandTests {
             }
         }
         let status = try Cachetool.run(["status"] + Self.options(url: url, group: group), environment: FileStore.environment)
-        #expect(status.stdout.contains("postgres"), "\(status)")
+        let place = withoutPassword.split(separator: "?").first.map {
+            $0.replacingOccurrences(of: "postgresql://", with: "postgres://")
+        }
+        #expect(place.map { status.stdout.contains($0) } == true, "\(status) does not name \(place ?? "")")
         // A wrong password is refused with what to do, and not printed either.
         let wrong = try Cachetool.run(
             ["status"] + Self.options(url: url.replacingOccurrences(of: ":\(password)@", with: ":not-it@"), group: group),
             environment: FileStore.environment)
-        #expect(wrong.status != 0 && !wrong.stderr.contains("not-it"), "\(wrong)")
+        #expect(wrong.status == 1 && !wrong.stderr.contains("not-it"), "\(wrong)")
+        #expect(wrong.stderr.contains("refused the login") && wrong.stderr.contains("check the user and password"), "\(wrong)")
     }
 
     /// The options of a new group named after `prefix`, into which a vector of two accounts was
