@@ -45,6 +45,11 @@ struct DoctorCommand: ParsableCommand {
                                  state and every transaction of its log), and whether a crash
                                  left a write for the next open to finish or cut off
 
+            For a group in PostgreSQL (--store postgres) it checks instead:
+              database           the database answers the login, and its token cache tables
+                                 are of a version this library reads
+              group              the group is there and opens with the given key
+
             For another tool's shared cache (--store msal-file, msal-keyring or a preset) it \
             checks instead:
               shared cache       the file (owned by you, 0600) or the keyring item's signal file
@@ -78,7 +83,9 @@ struct DoctorCommand: ParsableCommand {
     func run() throws {
         let configuration = try global.configuration()
         var checks: [DoctorCheck] = []
-        if let cache = configuration.sharedCache {
+        if global.store.kind == .postgres {
+            checks = postgres(configuration)
+        } else if let cache = configuration.sharedCache {
             if cache.kind != .msalFile {
                 checks.append(Self.sessionBus())
                 checks.append(contentsOf: Self.keyring(probeKeyring(configuration)))

@@ -138,6 +138,35 @@ struct PostgresCommandTests {
         #expect(before > 0)
     }
 
+    /// doctor checks the database and the group, not the keyring or the file store's folder: a
+    /// group there passes, a wrong key fails the group (exit 5), a missing group fails it
+    /// (exit 3) and is not created.
+    @Test func doctorChecksTheDatabaseAndTheGroup() throws {
+        let options = try Self.importedGroup("doctor")
+        let checks = { (arguments: [String], environment: [String: String]) throws -> (Int32, [String: String]) in
+            let run = try Cachetool.run(["doctor", "--json"] + arguments, environment: environment)
+            let found = try #require(try run.json() as? [[String: Any]], "\(run)")
+            var outcomes: [String: String] = [:]
+            for check in found { outcomes[check["check"] as? String ?? ""] = check["outcome"] as? String }
+            return (run.status, outcomes)
+        }
+        let healthy = try checks(options, FileStore.environment)
+        #expect(healthy.0 == 0 && healthy.1 == ["database": "ok", "group": "ok"], "\(healthy)")
+        let wrongKey = try checks(
+            options, FileStore.environment.merging([FileStore.passphraseVariable: "not the fleet's passphrase"]) { $1 })
+        #expect(wrongKey.0 == 5 && wrongKey.1 == ["database": "ok", "group": "failed"], "\(wrongKey)")
+        var missing = options
+        missing[missing.count - 1] = "com.example.doctor-missing-\(UUID().uuidString.prefix(8).lowercased())"
+        let absent = try checks(missing, FileStore.environment)
+        #expect(absent.0 == 3 && absent.1 == ["database": "ok", "group": "failed"], "\(absent)")
+        let groups = try PostgresDatabase.psql("SELECT count(*) FROM stc_groups").trimmingCharacters(
+            in: .whitespacesAndNewlines)
+        #expect(try checks(missing, FileStore.environment).0 == 3)
+        #expect(
+            try PostgresDatabase.psql("SELECT count(*) FROM stc_groups").trimmingCharacters(
+                in: .whitespacesAndNewlines) == groups)
+    }
+
     /// Without --url, or without the fleet's key, --store postgres is a usage error (exit 2).
     @Test func theDatabaseAndTheKeyAreRequired() throws {
         let noURL = try Cachetool.run(["status", "--store", "postgres", "--passphrase-env", FileStore.passphraseVariable])
