@@ -110,7 +110,9 @@ enum PostgresSchema {
     /// changes nothing: no tables is ``TokenCacheError/Code/notFound``, tables older than
     /// ``oldestUsable`` are refused.
     static func prepare(_ connection: PostgresConnection, creating: Bool = true, logger: Logger) async throws {
-        try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
+        // Instances that may create or upgrade the tables take turns. One that only reads takes no
+        // lock: it would wait behind an upgrade for nothing, as what it reads is a snapshot either way.
+        if creating { try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger) }
         let existing = try await connection.query("SELECT to_regclass('stc_schema') IS NOT NULL", logger: logger)
         var exists = false
         for try await (present) in existing.decode(Bool.self) { exists = present }

@@ -117,23 +117,16 @@ struct PostgresCommandTests {
                 as? [[String: Any]]
         }
         let before = try #require(try accounts()).count
-        let holder = Thread {
-            _ = try? PostgresDatabase.psql("BEGIN; LOCK TABLE stc_groups IN EXCLUSIVE MODE; SELECT pg_sleep(8); COMMIT")
+        let cleared = try Self.whileHeld(
+            "LOCK TABLE stc_groups IN EXCLUSIVE MODE",
+            until: "SELECT count(*) FROM pg_locks JOIN pg_class ON pg_locks.relation = pg_class.oid "
+                + "WHERE relname = 'stc_groups' AND mode = 'ExclusiveLock' AND granted"
+        ) {
+            try Cachetool.run(["clear", "--all", "--yes"] + options, environment: FileStore.environment)
         }
-        holder.start()
-        let held = """
-            SELECT count(*) FROM pg_locks JOIN pg_class ON pg_locks.relation = pg_class.oid
-            WHERE relname = 'stc_groups' AND mode = 'ExclusiveLock' AND granted
-            """
-        let deadline = Date().addingTimeInterval(5)
-        while try PostgresDatabase.psql(held).trimmingCharacters(in: .whitespacesAndNewlines) != "1", Date() < deadline {
-            usleep(50_000)
-        }
-        let cleared = try Cachetool.run(["clear", "--all", "--yes"] + options, environment: FileStore.environment)
         #expect(cleared.status == 1, "\(cleared)")
         #expect(cleared.stderr.contains("did not answer"), "\(cleared)")
         #expect(!cleared.stdout.contains("Removed"), "\(cleared)")
-        while !holder.isFinished { usleep(100_000) }
         #expect(try accounts()?.count == before)
         #expect(before > 0)
     }
@@ -165,6 +158,38 @@ struct PostgresCommandTests {
         #expect(
             try PostgresDatabase.psql("SELECT count(*) FROM stc_groups").trimmingCharacters(
                 in: .whitespacesAndNewlines) == groups)
+    }
+
+    /// A command that only reads takes no lock in the database: an instance creating or upgrading
+    /// the tables (which holds the schema's lock while it does) does not hold up a status.
+    @Test func readingWaitsForNoInstanceThatHoldsTheSchemasLock() throws {
+        let options = try Self.importedGroup("schema-lock")
+        // The library's lock of the schema: "STCSCHMA".
+        let key = 0x5354_4353_4348_4d41
+        let status = try Self.whileHeld(
+            "SELECT pg_advisory_xact_lock(\(key))",
+            until: "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted "
+                + "AND objid = \(key & 0xFFFF_FFFF) AND classid = \(key >> 32)"
+        ) {
+            let started = Date()
+            let run = try Cachetool.run(["status", "--json"] + options, environment: FileStore.environment)
+            return (run, Date().timeIntervalSince(started))
+        }
+        #expect(status.0.status == 0 && status.1 < 4, "\(status)")
+    }
+
+    /// `body`'s result, run while another session holds what `lock` takes (in a transaction
+    /// that lasts 8 seconds), from the moment `until` counts it held. Returns once the session
+    /// has ended.
+    static func whileHeld<T>(_ lock: String, until: String, _ body: () throws -> T) throws -> T {
+        let holder = Thread { _ = try? PostgresDatabase.psql("BEGIN; \(lock); SELECT pg_sleep(8); COMMIT") }
+        holder.start()
+        defer { while !holder.isFinished { usleep(100_000) } }
+        let deadline = Date().addingTimeInterval(5)
+        while try PostgresDatabase.psql(until).trimmingCharacters(in: .whitespacesAndNewlines) != "1", Date() < deadline {
+            usleep(50_000)
+        }
+        return try body()
     }
 
     /// Without --url, or without the fleet's key, --store postgres is a usage error (exit 2).
