@@ -47,12 +47,16 @@ struct ImportCommand: ParsableCommand {
 
     func run() throws {
         let bytes = try FileAccess.read(file)
+        // The file is read and checked before the group is opened: opening may make it (its
+        // folder and key, a keyring item, a database's tables), which a file that is no cache
+        // must not leave behind. An ADAL cache is small: migrated once to check it, then again.
+        var checked: CacheGroup.CheckedMSALDocument? = nil
+        switch format {
+        case .msalJSON: checked = try CacheGroup.CheckedMSALDocument(bytes)
+        case .adalJSON: try CacheGroup(inMemory: "adal-check").importADAL(bytes)
+        }
         let group = try global.open()
-        let count =
-            switch format {
-            case .msalJSON: try group.importMSAL(bytes)
-            case .adalJSON: try group.importADAL(bytes)
-            }
+        let count = try checked.map(group.importMSAL) ?? group.importADAL(bytes)
         Console.line("Imported \(count) entries from \(file == "-" ? "standard input" : file) into group \(group.name).")
         if group.storeDescription.kind == .memory {
             Console.note("the memory store keeps nothing after cachetool exits")

@@ -85,6 +85,22 @@ import Testing
         #expect(try run(["export", "-", "--include-secrets"]).stdoutBytes == before)
     }
 
+    /// A file that is no cache, one cut short, or one whose section repeats a key: exit 8, and
+    /// the group it would have gone into is not made (no folder, no key).
+    @Test(arguments: [
+        ("not json", "msal"), (#"{"AccessToken": {"k": {"credential_type": "AccessToken"}"#, "msal"),
+        (#"{"AccessToken": {}, "Account": {"a": {}, "a": {}}}"#, "msal"), ("[{\"_clientId\": 3}]", "adal"),
+    ])
+    func aMalformedImportMakesNoGroup(text: String, kind: String) throws {
+        let file = try TestFiles.write(text)
+        let group = "com.example.malformed-import"
+        let result = try Cachetool.run(
+            ["import", file.path] + (kind == "adal" ? ["--format", "adal-json"] : []) + FileStore.options(folder, group: group),
+            environment: FileStore.environment)
+        #expect(result.status == 8, "\(result)")
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent(group).path), "\(text)")
+    }
+
     @Test(arguments: [["status"], ["list", "all"], ["show", "at-000000"], ["clear", "--all", "--yes"], ["export", "-"]])
     func anUnknownGroupExitsThreeAndIsNotCreated(arguments: [String]) throws {
         let result = try Cachetool.run(

@@ -738,8 +738,33 @@ public final class CacheGroup: Sendable {
     /// nothing.
     @discardableResult
     public func importMSAL(_ json: some Collection<UInt8>) throws -> Int {
+        try importMSAL(json, document: try MSALDocument.read(json))
+    }
+
+    /// An MSAL JSON cache read and checked whole, nothing imported: a tool that must not make a
+    /// group for a file that is no cache reads the file before it opens the group.
+    package struct CheckedMSALDocument {
+        fileprivate let json: [UInt8]
+        fileprivate let document: MSALDocument.Records
+
+        /// `json` read, and checked as ``CacheGroup/importMSAL(_:)`` checks it.
+        ///
+        /// - Throws: what ``CacheGroup/importMSAL(_:)`` throws for a malformed file.
+        package init(_ json: [UInt8]) throws {
+            document = try MSALDocument.read(json)
+            try json.withUnsafeBufferPointer(MSALDocument.checkNoRepeatedName)
+            self.json = json
+        }
+    }
+
+    /// Merges a document read and checked before, as ``importMSAL(_:)`` merges its bytes.
+    @discardableResult
+    package func importMSAL(_ checked: CheckedMSALDocument) throws -> Int {
+        try importMSAL(checked.json, document: checked.document)
+    }
+
+    private func importMSAL(_ json: some Collection<UInt8>, document: MSALDocument.Records) throws -> Int {
         defer { HeapTrim.after(handling: json.count) }
-        let document = try MSALDocument.read(json)
         // Throws where an object of the document repeats a name, saying where.
         let checkNoRepeatedName = {
             try json.withContiguousStorageIfAvailable(MSALDocument.checkNoRepeatedName)
