@@ -260,7 +260,8 @@ final class PostgresRowDatabase: RowDatabase {
             }
             switch outcome {
             case .failure(let error as PostgresTransactionError):
-                if let nothing = error.closureError as? CommitExchange.NothingToWrite, error.rollbackError == nil {
+                // Nothing was written, so a rollback that failed (the connection lost) lost nothing.
+                if let nothing = error.closureError as? CommitExchange.NothingToWrite {
                     exchange.finish(.success(nothing.head))
                 } else {
                     exchange.finish(.failure(error))
