@@ -118,7 +118,7 @@ struct PostgresCommandTests {
         }
         let before = try #require(try accounts()).count
         let cleared = try Self.whileHeld(
-            "LOCK TABLE stc_groups IN EXCLUSIVE MODE",
+            "LOCK TABLE stc_groups IN EXCLUSIVE MODE", for: 7,  // past cachetool's timeout, 5 seconds
             until: "SELECT count(*) FROM pg_locks JOIN pg_class ON pg_locks.relation = pg_class.oid "
                 + "WHERE relname = 'stc_groups' AND mode = 'ExclusiveLock' AND granted"
         ) {
@@ -167,7 +167,7 @@ struct PostgresCommandTests {
         // The library's lock of the schema: "STCSCHMA".
         let key = 0x5354_4353_4348_4d41
         let status = try Self.whileHeld(
-            "SELECT pg_advisory_xact_lock(\(key))",
+            "SELECT pg_advisory_xact_lock(\(key))", for: 6,
             until: "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted "
                 + "AND objid = \(key & 0xFFFF_FFFF) AND classid = \(key >> 32)"
         ) {
@@ -179,10 +179,10 @@ struct PostgresCommandTests {
     }
 
     /// `body`'s result, run while another session holds what `lock` takes (in a transaction
-    /// that lasts 8 seconds), from the moment `until` counts it held. Returns once the session
+    /// that lasts `seconds`), from the moment `until` counts it held. Returns once the session
     /// has ended.
-    static func whileHeld<T>(_ lock: String, until: String, _ body: () throws -> T) throws -> T {
-        let holder = Thread { _ = try? PostgresDatabase.psql("BEGIN; \(lock); SELECT pg_sleep(8); COMMIT") }
+    static func whileHeld<T>(_ lock: String, for seconds: Int, until: String, _ body: () throws -> T) throws -> T {
+        let holder = Thread { _ = try? PostgresDatabase.psql("BEGIN; \(lock); SELECT pg_sleep(\(seconds)); COMMIT") }
         holder.start()
         defer { while !holder.isFinished { usleep(100_000) } }
         let deadline = Date().addingTimeInterval(5)
