@@ -32,14 +32,23 @@ final class CacheBound: Sendable {
         /// The store generation ``accounted`` reflects; `nil` before the first count.
         var generation: UInt64?
         /// When each entry was last used (an answer or a write) and what it is accounted as, by
-        /// its storage, which every copy of the entry shares. An entry's use goes as soon as the
-        /// entry leaves the group (replaced, deleted, evicted or dropped from memory): its storage
-        /// is then freed, and a new entry's storage at the same address must not inherit the use.
-        /// In a group that keeps part of its store, each entry's use is its partition's.
+        /// its storage, which every copy of the entry shares. An entry's use goes when the entry
+        /// leaves the group (replaced, deleted, evicted or dropped from memory), but one noted
+        /// after a write replaced the entry is kept: its storage is then freed, and a new entry's
+        /// storage at the same address must not inherit the use (``use(of:)`` tells them apart).
+        /// Such a use goes with the next count of the partitions. In a group that keeps part of
+        /// its store, each entry's use is its partition's.
         var used: [ObjectIdentifier: Use] = [:]
         /// What each partition in memory holds, for a group whose store keeps only part of it;
         /// `nil` for any other group, which accounts its entries as its writes change them.
         var ledger: PartitionLedger?
+
+        /// The use kept for `entry`: none when the use under its storage's address is another
+        /// entry's, freed since.
+        func use(of entry: CacheEntry) -> Use? {
+            guard let use = used[entry.storageIdentity], use.belongs(to: entry) else { return nil }
+            return use
+        }
     }
 
     /// An entry's last use and cost. A lookup that remembers its answer keeps the entry's use, so
@@ -49,18 +58,26 @@ final class CacheBound: Sendable {
         let tick: Atomic<UInt64>
         /// What the entry is accounted as.
         let bytes: Int
-        /// The storage of the entry whose use this is, held while the use is kept: its address
-        /// is the use's key, and a use may outlive its entry's place in the group (an answer's
-        /// use noted after a write replaced it), when a new entry at the same address would
-        /// otherwise inherit it. `nil` for a partition's use, which the ledger files and forgets
-        /// with the snapshots it follows.
-        private let storage: (any AnyObject & Sendable)?
+        /// The storage of the entry whose use this is, whose address is the use's key, held
+        /// weakly: a use may outlive its entry's place in the group (an answer's use noted after a
+        /// write replaced it), and it keeps nothing alive, but tells a new entry at the same
+        /// address apart. `nil` for a partition's use too, which the ledger files and forgets
+        /// with the snapshots it follows (``isPartitions``).
+        private weak let storage: (any AnyObject & Sendable)?
+        /// Whether this is a partition's use, which every entry of the partition shares.
+        private let isPartitions: Bool
 
+        /// A use at `tick` of `bytes`, the use of `entry` alone, or without one a partition's.
         init(tick: UInt64, bytes: Int, of entry: CacheEntry? = nil) {
             self.tick = Atomic(tick)
             self.bytes = bytes
             storage = entry?.storage
+            isPartitions = entry == nil
         }
+
+        /// Whether this is `entry`'s use (or its partition's), not that of an entry freed before
+        /// whose storage had the same address.
+        func belongs(to entry: CacheEntry) -> Bool { isPartitions || storage === entry.storage }
     }
 
     private let state = Mutex(State())
@@ -97,7 +114,7 @@ final class CacheBound: Sendable {
         let identity = entry.storageIdentity
         let tick = nextTick()
         return state.withLock { state in
-            if let use = state.used[identity] {
+            if let use = state.use(of: entry) {
                 use.tick.store(tick, ordering: .relaxed)
                 return use
             }
@@ -146,7 +163,7 @@ final class CacheBound: Sendable {
             /// What an entry of the group is accounted as: known for the entries this group wrote.
             func cost(_ stored: StoredEntry?) -> Int {
                 guard let stored else { return 0 }
-                return state.used[stored.entry.storageIdentity]?.bytes ?? Self.cost(stored)
+                return state.use(of: stored.entry)?.bytes ?? Self.cost(stored)
             }
             if counted == generation {
                 for id in deleted where written[id] == nil { state.accounted -= cost(before[id]) }
@@ -218,7 +235,7 @@ final class CacheBound: Sendable {
             }
             let identity = stored.entry.storageIdentity
             // An entry this group wrote is known; one another group wrote is counted now.
-            let use = state.used[identity] ?? Use(tick: 0, bytes: Self.cost(stored), of: stored.entry)
+            let use = state.use(of: stored.entry) ?? Use(tick: 0, bytes: Self.cost(stored), of: stored.entry)
             live[identity] = use
             // Added where it is filed: a summary copied out and back would copy its arrays once
             // per entry, while the dictionary still holds them.
@@ -380,7 +397,8 @@ final class CacheBound: Sendable {
     /// What the group's entries take now, as counted.
     var accountedBytes: Int { state.withLock { $0.accounted } }
 
-    /// How many entries' uses the bound keeps: never more than the entries the group holds.
+    /// How many entries' uses the bound keeps: no more than the entries the group holds, but for
+    /// uses noted after their entry left, which go with the next count of the partitions.
     var trackedUses: Int { state.withLock { $0.used.count } }
 
     /// What `stored` is accounted as.

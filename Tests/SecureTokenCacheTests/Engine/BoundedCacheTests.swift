@@ -127,6 +127,14 @@ import Testing
             let use = try #require(bound.touch(next))
             #expect(use.bytes == CacheBound.cost(payloadBytes: payload.count), "round \(round)")
         }
+        // Nor does the use keep the entry that left alive, with its secret.
+        weak var left: AnyObject?
+        do {
+            let gone = try entry("one more")
+            left = gone.storage
+            bound.touch(gone)
+        }
+        #expect(left == nil, "the bound keeps an entry the group no longer holds")
     }
 
     /// A user's token answered again from the cache's remembered answers counts as a use: the
