@@ -27,7 +27,7 @@ final class DatabaseThread: TaskExecutor, @unchecked Sendable {
     /// database that failed to open (an app retrying through an outage would gain one a try).
     static let process = DatabaseThread()
 
-    /// The thread's name, as `/proc/<pid>/task/<tid>/comm` shows it.
+    /// The process's thread's name, as `/proc/<pid>/task/<tid>/comm` shows it.
     static let name = "stc-database"
 
     /// glibc's `pthread_setname_np`, looked up once: it is declared only under `_GNU_SOURCE`, which
@@ -37,8 +37,12 @@ final class DatabaseThread: TaskExecutor, @unchecked Sendable {
         return unsafeBitCast(symbol, to: (@convention(c) (pthread_t, UnsafePointer<CChar>) -> Int32).self)
     }()
 
-    /// Starts the thread; it lives as long as the process.
-    init() {
+    /// The thread's name.
+    let name: String
+
+    /// Starts a thread named `name`; it lives as long as the process.
+    init(name: String = DatabaseThread.name) {
+        self.name = name
         let box = Unmanaged.passRetained(self).toOpaque()
         var thread = pthread_t()
         let status = pthread_create(
@@ -47,7 +51,7 @@ final class DatabaseThread: TaskExecutor, @unchecked Sendable {
                 let this = Unmanaged<DatabaseThread>.fromOpaque(box!).takeRetainedValue()
                 this.threadID.store(UInt(pthread_self()), ordering: .releasing)
                 // Named for whoever looks at the process's threads (`top -H`, a debugger).
-                _ = DatabaseThread.setName?(pthread_self(), DatabaseThread.name)
+                _ = DatabaseThread.setName?(pthread_self(), this.name)
                 this.runForever()
             }, box)
         precondition(status == 0, "could not start the database thread (pthread_create: \(status))")

@@ -111,7 +111,9 @@ enum PostgresSchema {
     /// ``oldestUsable`` are refused.
     static func prepare(_ connection: PostgresConnection, creating: Bool = true, logger: Logger) async throws {
         // Instances that may create or upgrade the tables take turns. One that only reads takes no
-        // lock: it would wait behind an upgrade for nothing, as what it reads is a snapshot either way.
+        // lock, so that it does not queue behind them: it reads the tables as they were committed
+        // (none yet, while another instance creates them, is notFound, as a moment earlier), and
+        // the statements of an upgrade that lock a table still make it wait for them.
         if creating { try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger) }
         let existing = try await connection.query("SELECT to_regclass('stc_schema') IS NOT NULL", logger: logger)
         var exists = false

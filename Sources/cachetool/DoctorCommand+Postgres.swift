@@ -38,7 +38,7 @@ extension DoctorCommand {
             default:
                 var check = failed
                 check.name = database
-                return [check, DoctorCheck(name: group, outcome: .skipped, detail: "the database was not reached")]
+                return [check, DoctorCheck(name: group, outcome: .skipped, detail: "not checked: the database check failed")]
             }
         } catch {
             return [DoctorCheck(name: database, outcome: .failed, detail: "\(error)", status: .failure)]

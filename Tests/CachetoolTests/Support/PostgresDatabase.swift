@@ -25,16 +25,22 @@ enum PostgresDatabase {
     /// (unaligned, tuples only).
     @discardableResult
     static func psql(_ sql: String, database: String = "stc") throws -> String {
+        let run = try psqlRun(sql, database: database)
+        try #require(run.status == 0, "psql failed: \(run.stderr)")
+        return run.stdout
+    }
+
+    /// Runs `sql` as ``psql(_:database:)`` does, and returns how psql ended, whatever it was (a
+    /// session the test ends itself).
+    static func psqlRun(_ sql: String, database: String = "stc") throws -> Cachetool.Run {
         let folder = try #require(ProcessInfo.processInfo.environment["STC_POSTGRES_DIR"], "run the tests with scripts/test")
         let port = try String(contentsOfFile: folder + "/port", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
         let versions = (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []
         let programs = versions.compactMap(Int.init).max().map { "/usr/lib/postgresql/\($0)/bin" } ?? "/usr/bin"
-        let run = try Cachetool.runProgram(
+        return try Cachetool.runProgram(
             URL(fileURLWithPath: programs + "/psql"),
             ["-h", folder, "-p", port, "-U", "postgres", "-d", database, "-v", "ON_ERROR_STOP=1", "-Atqc", sql],
             input: nil, environment: [:])
-        try #require(run.status == 0, "psql failed: \(run.stderr)")
-        return run.stdout
     }
 
     /// `url` naming database `database` instead of its own.

@@ -26,7 +26,7 @@
 
         /// The work starts on the waiting thread, and its answer comes back.
         @Test func theWaitingThreadRunsTheWork() throws {
-            let thread = DatabaseThread()
+            let thread = DatabaseThread(name: "stc-db-test")
             let caller = UInt(pthread_self())
             let ranOn = try thread.wait(timeout: .seconds(5), "a test") { () async -> UInt in
                 UInt(pthread_self())
@@ -41,7 +41,7 @@
         /// The waiter stays alive until the enqueue is done: otherwise an event loop resuming a
         /// query's continuation would signal a freed waiter and crash the process.
         @Test func aWaiterOutlivesAnEnqueueThatFinishesAfterTheWait() throws {
-            let thread = DatabaseThread()
+            let thread = DatabaseThread(name: "stc-db-test")
             let observed = ObservedWaiter()
             let enqueues = Atomic<Int>(0)
             let aliveWhenSignalling = Mutex<Bool?>(nil)
@@ -83,7 +83,7 @@
         /// Work that outlives the wait: the caller gets `databaseUnavailable` at the timeout, and
         /// the work still finishes afterwards, on the database thread, whenever it resumes.
         @Test func workThatOutlivesItsTimeoutFinishesOnTheDatabaseThread() async throws {
-            let thread = DatabaseThread()
+            let thread = DatabaseThread(name: "stc-db-test")
             let finished = Atomic<Int>(0)
             for _ in 0..<20 {
                 #expect(throws: TokenCacheError.self) {
