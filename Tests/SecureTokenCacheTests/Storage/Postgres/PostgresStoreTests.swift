@@ -333,6 +333,16 @@
             return (configuration, proxy)
         }
 
+        /// The database of `configuration` and a new group in it, named after `prefix`.
+        static func group(_ prefix: String, through configuration: PostgresStoreConfiguration) throws
+            -> (PostgresRowDatabase, [UInt8])
+        {
+            let database = try PostgresRowDatabase.shared(configuration, logger: .discarding)
+            let name = Support.uniqueGroup(prefix)
+            _ = try RowStore(name: name, database: database, keyProvider: helperPassphrase, protectionReason: "test")
+            return (database, RowStore.groupID(name))
+        }
+
         /// Whether a read of `group`'s head through `database` answers within 15 seconds. Calls fail
         /// at once while an outage lasts, and one tries the database every few seconds: the first
         /// such try that gets a connection that answers ends it.
@@ -409,10 +419,7 @@
             var (configuration, proxy) = try Self.throughStallingProxy()
             defer { proxy.close() }
             configuration.maximumConnections = 2
-            let proxied = try PostgresRowDatabase.shared(configuration, logger: .discarding)
-            let name = Support.uniqueGroup("stalled-pool")
-            _ = try RowStore(name: name, database: proxied, keyProvider: helperPassphrase, protectionReason: "test")
-            let groupID = RowStore.groupID(name)
+            let (proxied, groupID) = try Self.group("stalled-pool", through: configuration)
             // Calls at once, so that the pool opens as many connections as it may.
             for _ in 0..<5 {
                 DispatchQueue.concurrentPerform(iterations: configuration.maximumConnections) { _ in
@@ -442,10 +449,7 @@
             var (configuration, proxy) = try Self.throughStallingProxy()
             defer { proxy.close() }
             configuration.maximumConnections = 2
-            let proxied = try PostgresRowDatabase.shared(configuration, logger: .discarding)
-            let name = Support.uniqueGroup("stalled-lock")
-            _ = try RowStore(name: name, database: proxied, keyProvider: helperPassphrase, protectionReason: "test")
-            let groupID = RowStore.groupID(name)
+            let (proxied, groupID) = try Self.group("stalled-lock", through: configuration)
             let release = try await proxied.lock(Int64.random(in: 1...Int64.max), timeout: .seconds(1))
             proxy.stallConnections()
             await release()
