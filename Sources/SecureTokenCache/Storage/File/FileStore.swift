@@ -244,7 +244,13 @@ final class FileStore: CacheStore {
             let word = try guarded("state") { try state.loadCommitWord() }
             stable = word == previous ? stable + 1 : 0
             previous = word
-            if let handle = readerLog.withLock({ $0 }), handle.epoch == word.epoch {
+            // The lock holder appends only to the file the path names: a compaction whose writer
+            // died between its rename and publishing its epoch left the state naming this epoch
+            // and the path naming the compacted log, and an append to the old file, unlinked,
+            // would be lost to every process once the compacted log is adopted.
+            if let handle = readerLog.withLock({ $0 }), handle.epoch == word.epoch,
+                try !holdingLock || Log.identity(ofPath: directory.file("log"), "finding the group log") == handle.identity
+            {
                 if checkingLength { try checkLength(handle, word) }
                 return (word, handle)
             }

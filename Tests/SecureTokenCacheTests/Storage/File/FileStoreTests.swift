@@ -242,6 +242,33 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: tmp.path + "/g/quarantine"))
     }
 
+    @Test func aWriterHoldingTheOldLogWritesIntoTheCompactedOneItsCompactorLeftUnpublished() throws {
+        let tmp = TemporaryDirectory()
+        let compactor = try FileStore(group: "g", keyProvider: testPassphrase(), root: tmp.path, compactionMinimumDead: 4)
+        var cursor = try compactor.commit([put("keep", "k")])
+        // A long-lived writer that has the log of this epoch open.
+        let writer = try FileStore(group: "g", keyProvider: testPassphrase(), root: tmp.path)
+        _ = try writer.load()
+        var stateBeforeCompaction: [UInt8] = []
+        var compacted = false
+        for round in 0..<10 where !compacted {
+            let state = readBytes(tmp.path + "/g/state")
+            cursor = try compactor.transact(since: cursor) { txn in
+                compacted = txn.compacting
+                return [put("hot", "\(round)")]
+            }
+            if compacted { stateBeforeCompaction = state }
+        }
+        #expect(compacted)
+        // The compactor renamed its log into place and died before publishing its epoch.
+        writeBytes(stateBeforeCompaction, to: tmp.path + "/g/state")
+        // The writer's commit must land in the file the group's path names, not in the old log
+        // it holds open, which the rename unlinked.
+        try writer.commit([put("rotated", "r")])
+        let opener = try FileStore(group: "g", keyProvider: testPassphrase(), root: tmp.path)
+        #expect(contents(try opener.load().0)["1:rotated"] == "r")
+    }
+
     @Test func threadsAndInstancesInOneProcessDoNotLoseWrites() async throws {
         let tmp = TemporaryDirectory()
         let first = try FileStore(group: "g", keyProvider: testPassphrase(), root: tmp.path)
