@@ -40,13 +40,27 @@ extension CacheGroup {
             filesOnFirstUse: configuration.opensExistingOnly)
     }
 
-    /// Where the key of the file group `name` comes from: the configured source, else the Secret
-    /// Service when it is usable, else the default key file (whose folder is made unless the
-    /// configuration only opens existing groups). Returns the source and, for a chosen one, why.
+    /// Where the key of the file group `name` comes from: the configured source; else, for a
+    /// group that exists, the kind of key its header records; else the Secret Service when it is
+    /// usable, else the default key file (whose folder is made unless the configuration only opens
+    /// existing groups). Returns the source and, for a chosen one, why.
     static func fileKeySource(
         _ name: String, _ configuration: CacheConfiguration
     ) throws -> (source: CacheConfiguration.KeySource, reason: String) {
         if let configured = configuration.keySource { return (configured, "") }
+        // A group made where no Secret Service ran (over SSH, say) keeps its key file when one
+        // runs later, and one whose key the Secret Service holds is not offered a key file while
+        // it is away: the keyring's own error says what to start.
+        switch try? GroupHeader.read(in: GroupDirectory(root: fileRoot(configuration), name: name)).keySource {
+        case .keyring?: return (.keyring, "; its key is held by the Secret Service")
+        case .keyFile?:
+            let path = try defaultKeyFile(name, creatingFolder: false)
+            return (.keyFile(path: path), "; its key is the key file \(path)")
+        case .passphrase?:
+            throw TokenCacheError(
+                .wrongKey, "the group \(name) is sealed with a passphrase; configure its key source (a passphrase) to open it")
+        case nil: break
+        }
         if keyringAvailability(configuration) == nil { return (.keyring, "; its key is held by the Secret Service") }
         let path = try defaultKeyFile(name, creatingFolder: !configuration.opensExistingOnly)
         return (

@@ -133,5 +133,30 @@ extension KeyringTests {
             let reopened = try CacheGroup.open(name, configuration: CacheConfiguration(directory: root))
             #expect(try reopened.exportMSAL(includeSecrets: true) == Fixtures.vector("v1_single_account"))
         }
+
+        /// A file group made where no Secret Service ran (over SSH, say) is keyed by its default
+        /// key file; opened later where one runs, with no key source configured, it is opened with
+        /// that key file, as its header says, not offered the keyring's key (a wrong key).
+        @Test func aFileGroupMadeWithAKeyFileOpensWithItOnceASecretServiceRuns() throws {
+            let root = try folder()
+            defer { try? FileManager.default.removeItem(atPath: root) }
+            let name = Support.uniqueGroup("key-file-then-keyring")
+            let keyFile = try CacheGroup.defaultKeyFile(name)
+            defer { try? FileManager.default.removeItem(atPath: keyFile) }
+            let made = try CacheGroup.open(
+                name, configuration: CacheConfiguration(store: .file, directory: root, keySource: .keyFile(path: keyFile)))
+            let imported = try made.importMSAL(try Fixtures.vector("v1_single_account"))
+
+            for store in [StoreKind.file, .auto] {
+                let opened = try CacheGroup.open(name, configuration: CacheConfiguration(store: store, directory: root))
+                #expect(opened.storeDescription.kind == .file)
+                #expect(opened.storeDescription.protection == .keyFile)
+                #expect(try opened.exportMSAL(includeSecrets: true) == made.exportMSAL(includeSecrets: true))
+                #expect(imported > 0)
+            }
+            // Nothing of the keyring's was made for it: no key item, no coordination folder.
+            #expect(try KeyringClient(schema: .group).count(matching: ["group": name, "role": "key"]) == 0)
+            #expect(!FileManager.default.fileExists(atPath: root + "/." + name + ".keyring"))
+        }
     }
 }
