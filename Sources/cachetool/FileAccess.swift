@@ -80,6 +80,15 @@ enum FileAccess {
         return lstat(path, &info) == 0
     }
 
+    /// `path` from the working directory, as a shell names it: the shared caches' files are
+    /// watched and locked by their folders, which the library takes only as absolute paths.
+    static func absolute(_ path: String) -> String {
+        guard !path.hasPrefix("/"), let cwd = getcwd(nil, 0) else { return path }
+        defer { free(cwd) }
+        let folder = String(cString: cwd)
+        return (folder == "/" ? "" : folder) + "/" + (path.hasPrefix("./") ? String(path.dropFirst(2)) : path)
+    }
+
     /// The folder a path is in.
     static func parent(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }

@@ -88,7 +88,7 @@ struct SharedCacheOptions: ParsableArguments {
                     "\(wrong) is for --store msal-file or msal-keyring; the \(store.name) preset knows where its cache is")
             }
             guard var cache = try MSALSharedCache.preset(named: store.name) else { return nil }
-            if let lockFile { cache.lockFile = lockFile }
+            if let lockFile { cache.lockFile = FileAccess.absolute(lockFile) }
             return cache
         }
         switch store.kind {
@@ -97,10 +97,10 @@ struct SharedCacheOptions: ParsableArguments {
                 throw ValidationError("\(wrong) is for --store msal-keyring, not msal-file")
             }
             guard let path else { throw ValidationError("--store msal-file needs --path, the MSAL JSON file to open") }
-            return .file(path: path, lockFile: lockFile)
+            return .file(path: FileAccess.absolute(path), lockFile: lockFile.map(FileAccess.absolute))
         case .msalKeyring:
             if path != nil { throw ValidationError("--path is for --store msal-file; a keyring item's file is --signal-file") }
-            return .keyring(try keyringItem(), lockFile: lockFile)
+            return .keyring(try keyringItem(), lockFile: lockFile.map(FileAccess.absolute))
         default:
             if strict, let wrong = given.first {
                 throw ValidationError(
@@ -128,7 +128,7 @@ struct SharedCacheOptions: ParsableArguments {
         }
         let signal: String
         if let signalFile {
-            signal = signalFile
+            signal = FileAccess.absolute(signalFile)
         } else {
             guard let home = Console.environment("HOME"), home.hasPrefix("/") else {
                 throw ValidationError("HOME is not set, so there is no default --signal-file; give one")

@@ -156,6 +156,18 @@ import Testing
         }
     }
 
+    /// `--path` and `--lock-file` name files from the working directory, as a shell does.
+    @Test func relativePathsAreTheWorkingDirectorys() throws {
+        let file = folder.appendingPathComponent("tool/cache.json")
+        try plant("v1_single_account", at: file)
+        let status = try Cachetool.run(
+            ["status", "--json", "--store", "msal-file", "--path", "cache.json", "--lock-file", "./cache.json.lockfile"],
+            environment: environment, removing: ["AZURE_CONFIG_DIR"], in: file.deletingLastPathComponent())
+        #expect(status.status == 0, "\(status)")
+        #expect(try json(status)["entries"] as? Int == 5)
+        #expect(try json(status)["location"] as? String == file.path, "\(status)")
+    }
+
     @Test func aMissingCacheIsNotFoundAndNothingIsCreated() throws {
         let before = try snapshot()
         for arguments in [["status"], ["list", "all"], ["export", "-"], ["clear", "--all", "--yes"], ["doctor"]] {

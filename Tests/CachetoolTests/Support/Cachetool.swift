@@ -41,18 +41,22 @@ enum Cachetool {
 
     /// Runs `cachetool arguments` with standard input from `input` (never a terminal), in this
     /// process's environment plus `environment`, minus the variables in `removing`.
-    static func run(_ arguments: [String], input: Data? = nil, environment: [String: String] = [:], removing: [String] = [])
-        throws -> Run
-    {
-        try runProgram(binary, arguments, input: input, environment: environment, removing: removing)
+    /// Runs in `directory` when one is given, else in this process's working directory.
+    static func run(
+        _ arguments: [String], input: Data? = nil, environment: [String: String] = [:], removing: [String] = [],
+        in directory: URL? = nil
+    ) throws -> Run {
+        try runProgram(binary, arguments, input: input, environment: environment, removing: removing, in: directory)
     }
 
     static func runProgram(
-        _ program: URL, _ arguments: [String], input: Data?, environment: [String: String], removing: [String] = []
+        _ program: URL, _ arguments: [String], input: Data?, environment: [String: String], removing: [String] = [],
+        in directory: URL? = nil
     ) throws -> Run {
         let process = Process()
         process.executableURL = program
         process.arguments = arguments
+        if let directory { process.currentDirectoryURL = directory }
         var env = ProcessInfo.processInfo.environment
         for name in removing { env[name] = nil }
         for (name, value) in environment { env[name] = value }

@@ -110,6 +110,15 @@ public struct MSALSharedCache: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// Refuses a relative document, signal or lock file: each is watched and locked by its
+    /// folder, which every tool and process must name alike whatever its working directory.
+    func requireAbsolutePaths() throws {
+        for (what, path) in [("file", watchedFile), ("lock file", lockFile)] where !path.hasPrefix("/") {
+            throw TokenCacheError(
+                .invalidArgument, "the shared cache's \(what) \(path) is not an absolute path; give its full path")
+        }
+    }
+
     /// Names the cache and where it is, without a secret.
     public var description: String {
         switch location {

@@ -23,6 +23,7 @@ enum SharedFileBackend: StoreBackend {
             throw TokenCacheError(
                 .invalidArgument, "the msal-file store needs a shared cache file: set CacheConfiguration.sharedCache")
         }
+        try cache.requireAbsolutePaths()
         return (cache, path)
     }
 }

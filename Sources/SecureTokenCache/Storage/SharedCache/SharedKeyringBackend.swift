@@ -27,6 +27,7 @@ enum SharedKeyringBackend: StoreBackend {
             throw TokenCacheError(
                 .invalidArgument, "the msal-keyring store needs a shared cache item: set CacheConfiguration.sharedCache")
         }
+        try cache.requireAbsolutePaths()
         return (cache, try SharedKeyringMedium(item, options: CacheGroup.keyringOptions(configuration)))
     }
 }

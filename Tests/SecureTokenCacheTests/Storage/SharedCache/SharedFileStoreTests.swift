@@ -96,6 +96,23 @@ import Testing
         #expect(value == .object(["x": .array([.number("1"), .number("2")])]))
     }
 
+    /// A relative document or lock file would be watched and locked under another name by each
+    /// process (and had the store trap): it is refused before anything is looked at or made.
+    @Test func aRelativePathIsATypedErrorAndMakesNothing() throws {
+        for cache in [
+            MSALSharedCache.file(path: "msal_token_cache.json"), .file(path: path, lockFile: "cache.lockfile"),
+            .keyring(MSALSharedCache.KeyringItem(schema: "s", attributes: ["a": "b"], label: "l", collection: "default", signalFile: "signal")),
+        ] {
+            var relative = configuration()
+            relative.sharedCache = cache
+            relative.store = cache.kind
+            let error = #expect(throws: TokenCacheError.self) { try CacheGroup.open("shared", configuration: relative) }
+            #expect(error?.code == .invalidArgument, "\(String(describing: error))")
+            #expect(error?.message.contains("not an absolute path") == true, "\(String(describing: error))")
+        }
+        #expect(!FileManager.default.fileExists(atPath: folder.path + "/data"))
+    }
+
     @Test func aDamagedDocumentIsATypedErrorAndIsNeverWrittenOver() throws {
         try FileManager.default.createDirectory(atPath: folder.path + "/tool", withIntermediateDirectories: true)
         for damaged in [#"{"AccessToken": {"#, "[1, 2]", #"{"AccessToken": []}"#, "not json"] {
