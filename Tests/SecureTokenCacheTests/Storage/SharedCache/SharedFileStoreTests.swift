@@ -101,7 +101,9 @@ import Testing
     @Test func aRelativePathIsATypedErrorAndMakesNothing() throws {
         for cache in [
             MSALSharedCache.file(path: "msal_token_cache.json"), .file(path: path, lockFile: "cache.lockfile"),
-            .keyring(MSALSharedCache.KeyringItem(schema: "s", attributes: ["a": "b"], label: "l", collection: "default", signalFile: "signal")),
+            .keyring(
+                MSALSharedCache.KeyringItem(
+                    schema: "s", attributes: ["a": "b"], label: "l", collection: "default", signalFile: "signal")),
         ] {
             var relative = configuration()
             relative.sharedCache = cache
