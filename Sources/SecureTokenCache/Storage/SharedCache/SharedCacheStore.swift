@@ -237,7 +237,8 @@ final class SharedCacheStore: CacheStore {
     /// parse) only once it stayed as it was for ``partialReadSettle`` with no lock file there, or
     /// when ``partialReadDeadline`` passes. The lock file alone cannot say that nobody writes:
     /// msal-extensions with portalocker removes it on release while the next writer, which
-    /// opened it before, takes the lock on the removed file and writes.
+    /// opened it before, takes the lock on the removed file and writes. Under the lock, an empty
+    /// document is waited for the same way, a damaged one reported at once.
     private func readDocument(locked: Bool) throws {
         let clock = ContinuousClock()
         let deadline = clock.now + Self.partialReadDeadline
@@ -245,15 +246,19 @@ final class SharedCacheStore: CacheStore {
         // The version an empty or unparsable document was first seen with, and when.
         var unsettled: (version: DocumentVersion?, since: ContinuousClock.Instant)?
         let lockFile = lock.path
-        // Whether the document read at `version` may still be a write in progress.
-        func mayBeWritten(_ version: DocumentVersion?) throws -> Bool {
-            guard !locked, version != nil, clock.now < deadline else { return false }
+        // Whether the document read at `version` may still be a write in progress. Under the lock
+        // one that does not parse is damaged, but an empty one may still be a tool's write that
+        // took the lock on a removed file (above): believed at once, it would remove every
+        // entry, and the write that follows would leave only this one's. It is believed once it
+        // stayed empty for ``partialReadSettle`` (the lock file is this process's own).
+        func mayBeWritten(_ version: DocumentVersion?, empty: Bool) throws -> Bool {
+            guard !locked || empty, version != nil, clock.now < deadline else { return false }
             guard let first = unsettled, first.version == version else {
                 unsettled = (version, clock.now)
                 return true
             }
             if clock.now - first.since < Self.partialReadSettle { return true }
-            return try SystemCall.lstat(lockFile, "looking at the shared cache's lock file") != nil
+            return try !locked && SystemCall.lstat(lockFile, "looking at the shared cache's lock file") != nil
         }
         func wait() {
             SystemCall.sleep(for: pause)
@@ -261,7 +266,7 @@ final class SharedCacheStore: CacheStore {
         }
         while true {
             let (bytes, version) = try medium.read()
-            if bytes.isEmpty, try mayBeWritten(version) {
+            if bytes.isEmpty, try mayBeWritten(version, empty: true) {
                 wait()
                 continue
             }
@@ -287,7 +292,7 @@ final class SharedCacheStore: CacheStore {
                 }
                 return
             } catch let error as TokenCacheError where error.code == .malformedCache {
-                guard try mayBeWritten(version) else { throw error }
+                guard try mayBeWritten(version, empty: false) else { throw error }
                 wait()
             }
         }

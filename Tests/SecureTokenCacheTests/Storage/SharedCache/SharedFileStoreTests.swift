@@ -130,6 +130,36 @@ import Testing
         }
     }
 
+    /// msal-extensions with portalocker may write without the lock file (it takes its lock on a
+    /// file the last holder removed): our write that reads its truncated document under our lock
+    /// waits for its bytes instead of taking an empty cache, which would remove every entry.
+    @Test func anEmptyDocumentReadUnderTheLockIsWaitedForNotBelieved() async throws {
+        try FileManager.default.createDirectory(atPath: folder.path + "/tool", withIntermediateDirectories: true)
+        let tool = try toolCache()
+        try tool.store(Fixtures.response(accessToken: "the tool's"), for: Fixtures.request())
+        let toolDocument = try tool.group.exportMSAL(includeSecrets: true)
+        try writeInPlace(toolDocument)
+        let ours = try TokenCache(clientId: Fixtures.clientA, group: try open())
+        // The tool holds the lock file (a live pid) while our write starts, and waits for it.
+        let lockFile = path + ".lockfile"
+        FileManager.default.createFile(atPath: lockFile, contents: Data("\(getppid()) python".utf8))
+        let writing = Task.detached {
+            try ours.store(
+                Fixtures.response(accessToken: "ours", scope: "Files.Read"), for: Fixtures.request(scopes: ["Files.Read"]))
+        }
+        try await Task.sleep(for: .milliseconds(20))
+        // Another writer truncates the document, the lock file goes, and its bytes come later.
+        try writeInPlace([])
+        unlink(lockFile)
+        try await Task.sleep(for: .milliseconds(60))
+        try writeInPlace(toolDocument)
+        try await writing.value
+        let after = try TokenCache(clientId: Fixtures.clientA, group: try open())
+        let account = try #require(try after.accounts().first)
+        #expect(try after.accessToken(for: ["User.Read"], account: account)?.token.secret == "the tool's")
+        #expect(try after.accessToken(for: ["Files.Read"], account: account)?.token.secret == "ours")
+    }
+
     @Test func aLockHeldByAnotherLiveProcessTimesOutNamingItAndLookupsGoOn() throws {
         let group = try CacheGroup.open("shared", configuration: configuration(lockTimeout: .milliseconds(300)))
         let cache = try TokenCache(clientId: Fixtures.clientA, group: group)
