@@ -73,6 +73,9 @@ struct SharedDocumentRecords {
     }
 
     private mutating func read(_ bytes: [UInt8]) throws -> [RecordChange] {
+        // The document read again because its version could not say it was unchanged: the same
+        // bytes change nothing, and comparing them costs far less than parsing them.
+        if bytes == document { return [] }
         let outline = try outline(bytes)
         let topNames = outline.members.map { $0.name(in: bytes) }
         // Kinds whose sections are not one section of the same name in both documents (another

@@ -160,6 +160,71 @@ import Testing
         #expect(try after.accessToken(for: ["Files.Read"], account: account)?.token.secret == "ours")
     }
 
+    /// The document's file as a file system whose times are coarse shows it: a rewrite of the
+    /// same size in place, within one tick, leaves its version as it was.
+    struct CoarseTimesMedium: SharedDocumentMedium {
+        let file: SharedFileMedium
+        var location: String { file.location }
+        var exposure: String { file.exposure }
+        var watchedFile: String { file.watchedFile }
+
+        static func coarse(_ version: DocumentVersion?) -> DocumentVersion? {
+            version.map {
+                var coarse = $0
+                coarse.modified = timespec()
+                coarse.changed = timespec()
+                return coarse
+            }
+        }
+
+        func version() throws -> DocumentVersion? { Self.coarse(try file.version()) }
+        func read() throws -> (bytes: [UInt8], version: DocumentVersion?) {
+            let (bytes, version) = try file.read()
+            return (bytes, Self.coarse(version))
+        }
+        func write(_ bytes: [UInt8]) throws -> DocumentVersion { Self.coarse(try file.write(bytes))! }
+        func exists() throws -> Bool { try file.exists() }
+        func removeLeftovers() { file.removeLeftovers() }
+    }
+
+    /// Another tool's rewrite that leaves the version as it was (same size, same tick) is read
+    /// before our write, which would otherwise write the document as it last read it over it;
+    /// and a lookup after the rewrite's event sees it.
+    @Test func aRewriteThatLeavesTheVersionAsItWasIsNeitherLostNorMissed() throws {
+        try FileManager.default.createDirectory(atPath: folder.path + "/tool", withIntermediateDirectories: true)
+        let tool = try toolCache()
+        try tool.store(Fixtures.response(accessToken: "rotated-1"), for: Fixtures.request())
+        try writeInPlace(try tool.group.exportMSAL(includeSecrets: true))
+        let lockFile = path + ".lockfile"
+        let store = try SharedCacheStore(
+            name: "shared", kind: .msalFile, medium: CoarseTimesMedium(file: SharedFileMedium(path: path)), lockFile: lockFile,
+            coordination: GroupDirectory.shared(root: folder.path + "/data", name: "shared", lockFile: lockFile),
+            protection: .plaintextFile, lockTimeout: .seconds(10), logger: .discarding)
+        let ours = try TokenCache(clientId: Fixtures.clientA, group: CacheGroup(name: "shared", store: store))
+        let account = try #require(try ours.accounts().first)
+        #expect(try ours.accessToken(for: ["User.Read"], account: account)?.token.secret == "rotated-1")
+
+        // The tool rotates its token for one of the same length, in place.
+        try tool.store(Fixtures.response(accessToken: "rotated-2"), for: Fixtures.request())
+        let coarse = CoarseTimesMedium(file: SharedFileMedium(path: path))
+        let before = try #require(try coarse.version())
+        let generation = ours.group.generation
+        try writeInPlace(try tool.group.exportMSAL(includeSecrets: true))
+        try #require(try coarse.version() == before, "the version moved")
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ours.group.generation == generation, ContinuousClock.now < deadline { SystemCall.sleep(for: .milliseconds(1)) }
+        #expect(try ours.accessToken(for: ["User.Read"], account: account)?.token.secret == "rotated-2")
+
+        // Again, and our write follows before any lookup: it keeps the tool's token.
+        try tool.store(Fixtures.response(accessToken: "rotated-3"), for: Fixtures.request())
+        try writeInPlace(try tool.group.exportMSAL(includeSecrets: true))
+        try ours.store(Fixtures.response(accessToken: "ours", scope: "Files.Read"), for: Fixtures.request(scopes: ["Files.Read"]))
+        let fresh = try TokenCache(clientId: Fixtures.clientA, group: try open())
+        let freshAccount = try #require(try fresh.accounts().first)
+        #expect(try fresh.accessToken(for: ["User.Read"], account: freshAccount)?.token.secret == "rotated-3")
+        #expect(try fresh.accessToken(for: ["Files.Read"], account: freshAccount)?.token.secret == "ours")
+    }
+
     @Test func aLockHeldByAnotherLiveProcessTimesOutNamingItAndLookupsGoOn() throws {
         let group = try CacheGroup.open("shared", configuration: configuration(lockTimeout: .milliseconds(300)))
         let cache = try TokenCache(clientId: Fixtures.clientA, group: group)
