@@ -59,4 +59,9 @@ extension SystemCall {
     /// transactions a missing sync loses. Empty, which is always the case outside tests, it
     /// costs a sync that names itself one task-local lookup.
     @TaskLocal static var droppedSyncs: Set<Sync> = []
+
+    /// The directory syncs that fail with `EIO` in the task that binds it, as a disk's error or
+    /// a process out of descriptors would have them: the tests bind it to show that a store
+    /// acknowledges nothing whose durability rests on a sync that failed. Empty outside tests.
+    @TaskLocal static var failingSyncs: Set<Sync> = []
 }

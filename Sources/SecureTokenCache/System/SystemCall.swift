@@ -324,9 +324,12 @@ enum SystemCall {
     }
 
     /// Makes a directory's entries durable (after a create or a rename in it). `sync` names the
-    /// sync for a test that leaves it out (``droppedSyncs``).
+    /// sync for a test that leaves it out (``droppedSyncs``) or has it fail (``failingSyncs``).
     static func fsyncDirectory(_ path: String, sync: Sync? = nil) throws {
-        if let sync, droppedSyncs.contains(sync) { return }
+        if let sync {
+            if droppedSyncs.contains(sync) { return }
+            if failingSyncs.contains(sync) { throw error("fsync", "syncing directory \(path)", errno: EIO) }
+        }
         let fd = try open(path, O_RDONLY | O_DIRECTORY, 0, "opening \(path) to sync it")
         defer { close(fd) }
         try fsync(fd, "syncing directory \(path)")

@@ -285,8 +285,11 @@ final class FileStore: CacheStore {
     }
 
     /// Publishes a compacted log left unpublished by a writer that died after renaming it into
-    /// place (it was synced before the rename, so it is complete). Lock holder only.
+    /// place (it was synced before the rename, so it is complete), or whose sync of the folder
+    /// failed: the folder is synced first, so that the epoch published durably is never one a
+    /// power cut can take the log of away. Lock holder only.
     private func adoptCompactedLog(_ handle: Log) throws -> (CommitWord, Log) {
+        try SystemCall.fsyncDirectory(directory.path, sync: .compactionRename)
         let bytes = try SystemCall.readAll(handle.fd, "reading the group log")
         var scanner = LogScanner(sealer: sealer, lastSequence: 0, lastCommit: 0)
         let log = try scanner.scan(bytes, from: LogFormat.headerByteCount, to: bytes.count, lenient: true)
@@ -544,8 +547,12 @@ final class FileStore: CacheStore {
             SystemCall.removeLeftover(temporary)
             throw error
         }
-        // The rename is visible from here on: the new epoch must be published whatever happens.
-        try? SystemCall.fsyncDirectory(directory.path, sync: .compactionRename)
+        // The rename is visible from here on. Its epoch is published only once the rename is
+        // durable: published first, a power cut could leave the old log under a state naming the
+        // new one, a group that no longer opens. If the folder's sync fails, the state keeps the
+        // old epoch, as if this writer had died here, and the next lock holder syncs the folder
+        // before it adopts the new log (``adoptCompactedLog(_:)``).
+        try SystemCall.fsyncDirectory(directory.path, sync: .compactionRename)
         logger.info(
             "compacted the log of group \(directory.name)",
             metadata: ["liveRecords": "\(live.count)", "deadRecords": "\(writer.deadCount)", "epoch": "\(epoch)"])

@@ -269,6 +269,35 @@ import Testing
         #expect(contents(try opener.load().0)["1:rotated"] == "r")
     }
 
+    /// A compaction whose sync of the folder fails has not made its rename durable: its epoch is
+    /// not published, a write that would go to the new log fails until the folder syncs, and
+    /// then the new log is adopted with every record.
+    @Test func aCompactionWhoseFolderSyncFailsPublishesItsEpochOnlyOnceTheFolderSyncs() throws {
+        let tmp = TemporaryDirectory()
+        let store = try FileStore(group: "g", keyProvider: testPassphrase(), root: tmp.path, compactionMinimumDead: 4)
+        var cursor = try store.commit([put("keep", "k")])
+        let epoch = cursor.epoch
+        var compacted = false
+        try SystemCall.$failingSyncs.withValue([.compactionRename]) {
+            for round in 0..<10 where !compacted {
+                cursor = try store.transact(since: cursor) { txn in
+                    compacted = txn.compacting
+                    return [put("hot", "\(round)")]
+                }
+            }
+            #expect(compacted)
+            #expect(try store.load().1.epoch == epoch, "the new epoch was published before its rename was durable")
+            let error = #expect(throws: TokenCacheError.self) { try store.commit([put("during", "d")]) }
+            #expect(error?.code == .ioFailure, "\(String(describing: error))")
+        }
+        let expected = contents(try store.load().0)
+        try store.commit([put("after", "a")])
+        let (records, after) = try FileStore(group: "g", keyProvider: testPassphrase(), root: tmp.path).load()
+        #expect(after.epoch == epoch + 1)
+        #expect(contents(records).count == expected.count + 1)
+        #expect(contents(records)["1:during"] == nil)
+    }
+
     @Test func threadsAndInstancesInOneProcessDoNotLoseWrites() async throws {
         let tmp = TemporaryDirectory()
         let first = try FileStore(group: "g", keyProvider: testPassphrase(), root: tmp.path)
