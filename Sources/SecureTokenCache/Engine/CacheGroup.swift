@@ -248,7 +248,7 @@ public final class CacheGroup: Sendable {
     }
 
     /// Whether `error` is the database not answering and the group keeps serving through that.
-    private func keepsServing(through error: TokenCacheError) -> Bool {
+    func keepsServing(through error: TokenCacheError) -> Bool {
         error.code == .databaseUnavailable && outagePolicy == .keepInMemory
     }
 

@@ -123,7 +123,9 @@ extension TokenCache {
             }
             return try await acquireTokenSilently(
                 scopes: scopes, account: unified, authority: authority, forceRefresh: false, endpoint: endpoint, timeout: timeout)
-        } catch let error as TokenCacheError where error.code == .lockTimeout {
+        } catch let error as TokenCacheError where error.code == .lockTimeout || group.keepsServing(through: error) {
+            // Another caller's refresh holds the lock, or the database that keeps the lock does
+            // not answer and the group serves what it holds: a token still valid is served.
             guard let stillValid else { throw error }
             return AuthenticationResult(stillValid.token, account: account, isFromCache: true)
         }
@@ -137,11 +139,12 @@ extension TokenCache {
             group: group.refreshLockName, directory: group.store.groupDirectory, locks: group.store.groupLocks,
             key: lockKey, timeout: lockWait
         ) {
-            if account.isLegacy, try migratedAccount(replacing: account) != nil { return nil }
-            // Another caller may have refreshed while this one waited: take its token. A caller in
-            // another process may have stored it a moment ago, before this store's generation
-            // shows it: the check costs one system call, the request it may save a round trip.
+            // Another caller may have refreshed (or migrated a legacy account) while this one
+            // waited: take its token. A caller in another process may have stored it a moment
+            // ago, before this store's generation shows it: the check costs one system call, the
+            // request it may save a round trip.
             _ = group.store.checkForChanges()
+            if account.isLegacy, try migratedAccount(replacing: account) != nil { return nil }
             let now = group.clock()
             let fresh = lookUp(
                 try group.index(keeping: .user(account.homeAccountId)), scopes: scopes, account: account,

@@ -138,6 +138,27 @@
             }
         }
 
+        /// With `.keepInMemory`, a token past its `refresh_on` but still valid is served while the
+        /// server is down: the refresh's lock fails as the database does not answer, and the
+        /// instance serves what it holds, as it does for any lookup; the authority is not asked.
+        @Test func aTokenPastRefreshOnIsServedWhileTheServerIsDown() async throws {
+            let name = Support.uniqueGroup("outage-refresh-on")
+            let a = try CacheGroup.open(name, database: Self.database(), configuration: Self.configuration(.keepInMemory))
+            let onA = try TokenCache(clientId: Fixtures.clientA, group: a)
+            try onA.store(
+                Fixtures.response(accessToken: "at-soon", extra: ["refresh_in": .number("1")]), for: Fixtures.request())
+            let account = try #require(try onA.accounts().first)
+            try await Task.sleep(for: .milliseconds(1_500))
+            try #require(try onA.accessToken(for: ["User.Read"], account: account)?.shouldRefresh == true)
+            let endpoint = RefreshRaceTests.GatedEndpoint()
+            endpoint.open()
+            try await Self.withServerStopped { () async throws in
+                let result = try await onA.acquireTokenSilently(scopes: ["User.Read"], account: account, endpoint: endpoint)
+                #expect(result.isFromCache && result.accessToken == "at-soon")
+                #expect(endpoint.requests == 0)
+            }
+        }
+
         /// With `.fail`, a write while the server is down throws `databaseUnavailable` within the
         /// timeout and keeps nothing; lookups of what the instance holds are still served.
         @Test func withTheFailPolicyAWriteIsRefusedAndNothingKept() async throws {
