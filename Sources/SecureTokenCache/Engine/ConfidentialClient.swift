@@ -290,7 +290,11 @@ public struct ConfidentialClient: Sendable {
                 group: group.refreshLockName, directory: group.store.groupDirectory, locks: group.store.groupLocks,
                 key: lockKey, timeout: lockWait
             ) {
-                // Another process may have stored the token while this one waited for the lock.
+                // Another process may have stored the token while this one waited for the lock, a
+                // moment ago, before this store's generation shows it (a renewal past refresh_on
+                // finds the old token still there): the check costs one system call or round
+                // trip, the request it may save one to the authority.
+                _ = group.store.checkForChanges()
                 if let fresh = try lookUp(), !fresh.shouldRefresh { return Acquired(token: fresh.token, isFromCache: true) }
                 counters.tokenRequests.increment()
                 return Acquired(token: try await redeem(), isFromCache: false)

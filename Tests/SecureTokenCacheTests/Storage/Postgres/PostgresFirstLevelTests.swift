@@ -365,6 +365,41 @@
             #expect(left == "1")
         }
 
+        /// Instance B renews an app token past its `refresh_on` after instance A renewed it, before
+        /// A's announcement reached B: B's renewal, under the lock, reads the group's head before
+        /// it believes the old token still there, and asks the authority nothing.
+        @Test func aRenewalAfterAnotherInstancesRenewalUnheardOfMakesNoRequest() async throws {
+            let name = Support.uniqueGroup("renewal-unheard")
+            let deafened = InterposedRowDatabase(try Support.socketDatabase())
+            let onA = try CacheGroup.open(name, database: Support.socketDatabase(), configuration: Self.configuration())
+            let onB = try CacheGroup(
+                name: name,
+                store: try RowStore(
+                    name: name, database: deafened,
+                    keyProvider: CacheConfiguration.KeySource.passphrase("fleet passphrase").makeProvider(
+                        group: name, configuration: Self.configuration()),
+                    protectionReason: "test", options: RowStoreOptions(classify: CacheGroup.rowTraits)))
+            let endpoint = ConfidentialClientTests.CountingEndpoint.appTokens(delay: .zero, refreshIn: 1)
+            let a = try ConfidentialClientTests.client(onA, endpoint)
+            let b = try ConfidentialClientTests.client(onB, endpoint)
+            let authority = try AppTokenTests.authority()
+            let scopes = ConfidentialClientTests.graph
+            let secret = ConfidentialClientTests.secret
+            #expect(try await a.acquireAppToken(for: scopes, authority: authority, credential: secret).token.secret == "at-1")
+            try await Self.waitUntil { try b.cache.appToken(for: scopes, authority: authority)?.token.secret == "at-1" }
+            deafened.isDeaf = true
+            try await Task.sleep(for: .milliseconds(1_500))
+            // A serves its token past refresh_on and renews it in the background.
+            _ = try await a.acquireAppToken(for: scopes, authority: authority, credential: secret)
+            try await Self.waitUntil { try a.cache.appToken(for: scopes, authority: authority)?.token.secret == "at-2" }
+            try #require(try b.cache.appToken(for: scopes, authority: authority)?.token.secret == "at-1")
+            // B, which heard nothing, does the same.
+            _ = try await b.acquireAppToken(for: scopes, authority: authority, credential: secret)
+            try await Self.waitUntil { try b.cache.appToken(for: scopes, authority: authority)?.token.secret != "at-1" }
+            #expect(try b.cache.appToken(for: scopes, authority: authority)?.token.secret == "at-2")
+            #expect(endpoint.requests == 2)
+        }
+
         /// A partition written by another instance after a sweep read it as idle, and before the
         /// sweep's commit: the sweep leaves it whole (the rows the write did not touch too) and
         /// does not forget it, so that a later idle sweep still finds it.
