@@ -39,8 +39,6 @@ final class SharedCacheStore: CacheStore {
     private struct State {
         /// The version of the document `document` was read from (`nil`: no document).
         var version: DocumentVersion?
-        /// The generation when `document` was last read or written.
-        var readAt: UInt64 = 0
         var document = SharedDocumentRecords()
         /// Bumped each time the records change; a cursor's position.
         var sequence: UInt64 = 1
@@ -224,20 +222,20 @@ final class SharedCacheStore: CacheStore {
 
     // MARK: - Reading the document
 
-    /// Reads the document again if its version or the generation moved since the last read, and
-    /// always under the lock or with `force`; records what changed.
+    /// Reads the document again if its version moved since the last read, and always under the
+    /// lock or with `force`; records what changed.
     ///
     /// A version (inode, size, times) can stay the same across two writes: a file system whose
     /// times are coarse, a rewrite of the same size within one tick (a refresh token rotated for
-    /// one of the same length). So an event on the file (the generation) also has the document
-    /// read and compared, and so does a write, which would otherwise write its changes over the
-    /// document as it last read it, another tool's write lost.
+    /// one of the same length). A write that took the document as it last read it would write it
+    /// back over the other tool's, so under the lock it is read every time (the same bytes are
+    /// compared, not parsed). A lookup that serves the document a moment old serves tokens that
+    /// are still valid, and the refresh they would need reads it under the lock.
     private func refresh(force: Bool, locked: Bool = false) throws {
-        let generation = currentGeneration()
-        let (known, readAt) = state.withLock { ($0.version, $0.readAt) }
+        let known = state.withLock { $0.version }
         let now = try medium.version()
-        if !force, !locked, now == known, readAt == generation { return }
-        try readDocument(locked: locked, generation: generation)
+        if !force, !locked, now == known { return }
+        try readDocument(locked: locked)
     }
 
     /// Reads the document into ``State/document``. Outside the lock, a document that is empty or
@@ -248,7 +246,7 @@ final class SharedCacheStore: CacheStore {
     /// msal-extensions with portalocker removes it on release while the next writer, which
     /// opened it before, takes the lock on the removed file and writes. Under the lock, an empty
     /// document is waited for the same way, a damaged one reported at once.
-    private func readDocument(locked: Bool, generation: UInt64) throws {
+    private func readDocument(locked: Bool) throws {
         let clock = ContinuousClock()
         let deadline = clock.now + Self.partialReadDeadline
         var pause = Self.partialReadBackoff.first
@@ -285,7 +283,6 @@ final class SharedCacheStore: CacheStore {
                     // only once all of it parsed).
                     let changes = try state.document.read(bytes, location: medium.location)
                     state.version = version
-                    state.readAt = generation
                     guard !changes.isEmpty else { return }
                     state.sequence += 1
                     state.lastChanges = changes

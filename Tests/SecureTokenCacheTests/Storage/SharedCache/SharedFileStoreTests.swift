@@ -188,9 +188,8 @@ import Testing
     }
 
     /// Another tool's rewrite that leaves the version as it was (same size, same tick) is read
-    /// before our write, which would otherwise write the document as it last read it over it;
-    /// and a lookup after the rewrite's event sees it.
-    @Test func aRewriteThatLeavesTheVersionAsItWasIsNeitherLostNorMissed() throws {
+    /// before our write, which would otherwise write the document as it last read it over it.
+    @Test func aRewriteThatLeavesTheVersionAsItWasIsNotWrittenOver() throws {
         try FileManager.default.createDirectory(atPath: folder.path + "/tool", withIntermediateDirectories: true)
         let tool = try toolCache()
         try tool.store(Fixtures.response(accessToken: "rotated-1"), for: Fixtures.request())
@@ -204,24 +203,16 @@ import Testing
         let account = try #require(try ours.accounts().first)
         #expect(try ours.accessToken(for: ["User.Read"], account: account)?.token.secret == "rotated-1")
 
-        // The tool rotates its token for one of the same length, in place.
+        // The tool rotates its token for one of the same length, in place, and our write follows.
         try tool.store(Fixtures.response(accessToken: "rotated-2"), for: Fixtures.request())
         let coarse = CoarseTimesMedium(file: SharedFileMedium(path: path))
         let before = try #require(try coarse.version())
-        let generation = ours.group.generation
         try writeInPlace(try tool.group.exportMSAL(includeSecrets: true))
         try #require(try coarse.version() == before, "the version moved")
-        let deadline = ContinuousClock.now + .seconds(10)
-        while ours.group.generation == generation, ContinuousClock.now < deadline { SystemCall.sleep(for: .milliseconds(1)) }
-        #expect(try ours.accessToken(for: ["User.Read"], account: account)?.token.secret == "rotated-2")
-
-        // Again, and our write follows before any lookup: it keeps the tool's token.
-        try tool.store(Fixtures.response(accessToken: "rotated-3"), for: Fixtures.request())
-        try writeInPlace(try tool.group.exportMSAL(includeSecrets: true))
         try ours.store(Fixtures.response(accessToken: "ours", scope: "Files.Read"), for: Fixtures.request(scopes: ["Files.Read"]))
         let fresh = try TokenCache(clientId: Fixtures.clientA, group: try open())
         let freshAccount = try #require(try fresh.accounts().first)
-        #expect(try fresh.accessToken(for: ["User.Read"], account: freshAccount)?.token.secret == "rotated-3")
+        #expect(try fresh.accessToken(for: ["User.Read"], account: freshAccount)?.token.secret == "rotated-2")
         #expect(try fresh.accessToken(for: ["Files.Read"], account: freshAccount)?.token.secret == "ours")
     }
 
