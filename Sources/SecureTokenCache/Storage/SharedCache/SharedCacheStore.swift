@@ -235,7 +235,7 @@ final class SharedCacheStore: CacheStore {
         let known = state.withLock { $0.version }
         let now = try medium.version()
         if !force, !locked, now == known { return }
-        try readDocument(locked: locked)
+        try readDocument(locked: locked, versionUnchanged: now == known)
     }
 
     /// Reads the document into ``State/document``. Outside the lock, a document that is empty or
@@ -246,7 +246,10 @@ final class SharedCacheStore: CacheStore {
     /// msal-extensions with portalocker removes it on release while the next writer, which
     /// opened it before, takes the lock on the removed file and writes. Under the lock, an empty
     /// document is waited for the same way, a damaged one reported at once.
-    private func readDocument(locked: Bool) throws {
+    ///
+    /// `versionUnchanged`: the version is the one last read; the same bytes are then compared,
+    /// not parsed again.
+    private func readDocument(locked: Bool, versionUnchanged: Bool = false) throws {
         let clock = ContinuousClock()
         let deadline = clock.now + Self.partialReadDeadline
         var pause = Self.partialReadBackoff.first
@@ -273,6 +276,7 @@ final class SharedCacheStore: CacheStore {
         }
         while true {
             let (bytes, version) = try medium.read()
+            if versionUnchanged, state.withLock({ $0.document.holds(bytes) && $0.version == version }) { return }
             if bytes.isEmpty, try mayBeWritten(version, empty: true) {
                 wait()
                 continue

@@ -72,10 +72,10 @@ struct SharedDocumentRecords {
         }
     }
 
+    /// Whether `bytes` are the document's, as last read or adopted.
+    func holds(_ bytes: [UInt8]) -> Bool { bytes == document }
+
     private mutating func read(_ bytes: [UInt8]) throws -> [RecordChange] {
-        // The document read again because its version could not say it was unchanged: the same
-        // bytes change nothing, and comparing them costs far less than parsing them.
-        if bytes == document { return [] }
         let outline = try outline(bytes)
         let topNames = outline.members.map { $0.name(in: bytes) }
         // Kinds whose sections are not one section of the same name in both documents (another
