@@ -378,6 +378,11 @@ enum SystemCall {
         return try pread(fd, count: Int(info.st_size), at: 0, what)
     }
 
+    /// The last component of `path` (all of it when it has no `/`).
+    static func fileName(of path: String) -> String {
+        String(path[(path.lastIndex(of: "/").map(path.index(after:)) ?? path.startIndex)...])
+    }
+
     /// The directory part of `path` (`.` when there is none).
     static func parentDirectory(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }

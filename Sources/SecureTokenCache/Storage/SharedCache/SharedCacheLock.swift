@@ -106,7 +106,7 @@ struct SharedCacheLock: Sendable {
     /// The names our lock files have before they are linked into place.
     private var temporaryPrefix: String {
         let folder = SystemCall.parentDirectory(of: path)
-        let name = path[path.index(after: path.lastIndex(of: "/") ?? path.startIndex)...]
+        let name = SystemCall.fileName(of: path)
         return folder + "/." + name + ".stc-"
     }
 

@@ -122,8 +122,7 @@ final class SharedCacheStore: CacheStore {
             try GroupDirectory.createFolders(folder)
             watchable = true
         }
-        let watched = medium.watchedFile
-        let file = String(watched[(watched.lastIndex(of: "/").map(watched.index(after:)) ?? watched.startIndex)...])
+        let file = SystemCall.fileName(of: medium.watchedFile)
         let events = IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_ATTRIB | IN_MODIFY
         let announcer = announcer
         Self.neighbours.withLock { all in

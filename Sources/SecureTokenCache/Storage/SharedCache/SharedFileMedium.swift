@@ -51,7 +51,7 @@ struct SharedFileMedium: SharedDocumentMedium {
         let what = "writing the shared cache \(path)"
         let folder = SystemCall.parentDirectory(of: path)
         if try SystemCall.lstat(folder, what) == nil { try GroupDirectory.createFolders(folder) }
-        let name = path[path.index(after: path.lastIndex(of: "/") ?? path.startIndex)...]
+        let name = SystemCall.fileName(of: path)
         let temporary = folder + "/." + name + ".stc-" + String(getpid()) + "-" + SecretFingerprint.hex(try Sodium.randomBytes(4))
         let fd = try SystemCall.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600, what)
         var renamed = false
@@ -87,7 +87,7 @@ struct SharedFileMedium: SharedDocumentMedium {
     /// the document. Only under the lock: no live writer has such a file then.
     func removeLeftovers() {
         let folder = SystemCall.parentDirectory(of: path)
-        let name = path[path.index(after: path.lastIndex(of: "/") ?? path.startIndex)...]
+        let name = SystemCall.fileName(of: path)
         let prefix = "." + name + ".stc-"
         for leftover in SystemCall.fileNames(in: folder, startingWith: prefix) {
             SystemCall.removeLeftover(folder + "/" + leftover)

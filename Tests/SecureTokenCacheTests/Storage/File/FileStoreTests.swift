@@ -216,21 +216,30 @@ import Testing
         #expect(growth[0] == growth[1])
     }
 
-    @Test func compactionWhoseWriterDiedBeforePublishingIsFinishedByTheNextOpener() throws {
-        let tmp = TemporaryDirectory()
-        let store = try FileStore(group: "g", keyProvider: testPassphrase(), root: tmp.path, compactionMinimumDead: 4)
-        var cursor = try store.commit([put("keep", "k")])
-        var stateBeforeCompaction: [UInt8] = []
-        var compacted = false
-        for round in 0..<10 where !compacted {
-            let state = readBytes(tmp.path + "/g/state")
+    /// Writes one record again and again to `store` (opened with `compactionMinimumDead: 4`) from
+    /// `cursor` until a transaction compacts the log; returns the bytes of the group's `state`
+    /// file from before that transaction.
+    @discardableResult
+    static func writeUntilCompacted(_ store: FileStore, from cursor: StoreCursor, state: String) throws -> [UInt8] {
+        var cursor = cursor
+        for round in 0..<10 {
+            let before = readBytes(state)
+            var compacted = false
             cursor = try store.transact(since: cursor) { txn in
                 compacted = txn.compacting
                 return [put("hot", "\(round)")]
             }
-            if compacted { stateBeforeCompaction = state }
+            if compacted { return before }
         }
-        #expect(compacted)
+        Issue.record("no transaction compacted the log")
+        return []
+    }
+
+    @Test func compactionWhoseWriterDiedBeforePublishingIsFinishedByTheNextOpener() throws {
+        let tmp = TemporaryDirectory()
+        let store = try FileStore(group: "g", keyProvider: testPassphrase(), root: tmp.path, compactionMinimumDead: 4)
+        let cursor = try store.commit([put("keep", "k")])
+        let stateBeforeCompaction = try Self.writeUntilCompacted(store, from: cursor, state: tmp.path + "/g/state")
         let expected = contents(try store.load().0)
         // The writer renamed the compacted log into place and died before publishing its epoch:
         // the state still names the old log (and its length).
@@ -245,21 +254,11 @@ import Testing
     @Test func aWriterHoldingTheOldLogWritesIntoTheCompactedOneItsCompactorLeftUnpublished() throws {
         let tmp = TemporaryDirectory()
         let compactor = try FileStore(group: "g", keyProvider: testPassphrase(), root: tmp.path, compactionMinimumDead: 4)
-        var cursor = try compactor.commit([put("keep", "k")])
+        let cursor = try compactor.commit([put("keep", "k")])
         // A long-lived writer that has the log of this epoch open.
         let writer = try FileStore(group: "g", keyProvider: testPassphrase(), root: tmp.path)
         _ = try writer.load()
-        var stateBeforeCompaction: [UInt8] = []
-        var compacted = false
-        for round in 0..<10 where !compacted {
-            let state = readBytes(tmp.path + "/g/state")
-            cursor = try compactor.transact(since: cursor) { txn in
-                compacted = txn.compacting
-                return [put("hot", "\(round)")]
-            }
-            if compacted { stateBeforeCompaction = state }
-        }
-        #expect(compacted)
+        let stateBeforeCompaction = try Self.writeUntilCompacted(compactor, from: cursor, state: tmp.path + "/g/state")
         // The compactor renamed its log into place and died before publishing its epoch.
         writeBytes(stateBeforeCompaction, to: tmp.path + "/g/state")
         // The writer's commit must land in the file the group's path names, not in the old log
@@ -275,17 +274,10 @@ import Testing
     @Test func aCompactionWhoseFolderSyncFailsPublishesItsEpochOnlyOnceTheFolderSyncs() throws {
         let tmp = TemporaryDirectory()
         let store = try FileStore(group: "g", keyProvider: testPassphrase(), root: tmp.path, compactionMinimumDead: 4)
-        var cursor = try store.commit([put("keep", "k")])
+        let cursor = try store.commit([put("keep", "k")])
         let epoch = cursor.epoch
-        var compacted = false
         try SystemCall.$failingSyncs.withValue([.compactionRename]) {
-            for round in 0..<10 where !compacted {
-                cursor = try store.transact(since: cursor) { txn in
-                    compacted = txn.compacting
-                    return [put("hot", "\(round)")]
-                }
-            }
-            #expect(compacted)
+            try Self.writeUntilCompacted(store, from: cursor, state: tmp.path + "/g/state")
             #expect(try store.load().1.epoch == epoch, "the new epoch was published before its rename was durable")
             let error = #expect(throws: TokenCacheError.self) { try store.commit([put("during", "d")]) }
             #expect(error?.code == .ioFailure, "\(String(describing: error))")
